@@ -1,0 +1,1 @@
+"""Chaos Toolkit actions: faults and the restore of each."""

@@ -1,0 +1,147 @@
+"""A Ceph admin client over python-rados `mon_command` (JSON in, JSON out).
+
+No CLI text is parsed: every figure comes from the monitors' JSON replies.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import rados
+
+from .exceptions import AdminCommandFailed, NodeUnreachable
+
+
+@dataclass(frozen=True)
+class CephState:
+    """One look at the cluster: what the control samples every second."""
+
+    health: str
+    checks: tuple[str, ...]
+    num_osds: int
+    num_up_osds: int
+    num_in_osds: int
+    num_pgs: int
+    pgs_by_state: dict[str, int]
+    degraded_objects: int
+    misplaced_objects: int
+
+    @property
+    def clean_pgs(self) -> int:
+        return self.pgs_by_state.get("active+clean", 0)
+
+    @property
+    def fully_redundant(self) -> bool:
+        """HEALTH_OK, every PG active+clean and no degraded object."""
+        return (self.health == "HEALTH_OK" and self.num_pgs > 0
+                and self.clean_pgs == self.num_pgs and self.degraded_objects == 0)
+
+    @property
+    def fault_seen(self) -> bool:
+        """The cluster itself reports a failed OSD (down in the osdmap, or a health check)."""
+        return self.num_up_osds < self.num_osds or "OSD_DOWN" in self.checks
+
+    @property
+    def at_risk(self) -> bool:
+        """Some object is known to be below its replica count."""
+        return self.degraded_objects > 0 or any(
+            "degraded" in s or "undersized" in s for s in self.pgs_by_state)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "health": self.health, "checks": list(self.checks), "num_osds": self.num_osds,
+            "num_up_osds": self.num_up_osds, "num_in_osds": self.num_in_osds,
+            "num_pgs": self.num_pgs, "pgs_by_state": self.pgs_by_state,
+            "degraded_objects": self.degraded_objects,
+            "misplaced_objects": self.misplaced_objects,
+            "fully_redundant": self.fully_redundant, "fault_seen": self.fault_seen,
+            "at_risk": self.at_risk,
+        }
+
+
+def parse_status(status: dict[str, Any]) -> CephState:
+    """Turn the mon's `status` JSON into a CephState (pure; unit-tested)."""
+    osdmap = status.get("osdmap", {})
+    osdmap = osdmap.get("osdmap", osdmap)  # older releases nest it once more
+    pgmap = status.get("pgmap", {})
+    return CephState(
+        health=status.get("health", {}).get("status", "UNKNOWN"),
+        checks=tuple(sorted(status.get("health", {}).get("checks", {}))),
+        num_osds=int(osdmap.get("num_osds", 0)),
+        num_up_osds=int(osdmap.get("num_up_osds", 0)),
+        num_in_osds=int(osdmap.get("num_in_osds", 0)),
+        num_pgs=int(pgmap.get("num_pgs", 0)),
+        pgs_by_state={s["state_name"]: int(s["count"]) for s in pgmap.get("pgs_by_state", [])},
+        degraded_objects=int(pgmap.get("degraded_objects", 0)),
+        misplaced_objects=int(pgmap.get("misplaced_objects", 0)),
+    )
+
+
+class CephAdmin:
+    """A connected rados handle for admin queries. Use as a context manager."""
+
+    def __init__(self, conf: str, keyring: str | None = None, timeout: float = 10.0):
+        options = {"rados_mon_op_timeout": str(int(timeout)),
+                   "rados_osd_op_timeout": str(int(timeout))}
+        if keyring:
+            options["keyring"] = keyring
+        self.timeout = timeout
+        self.conf = conf
+        self._rados = rados.Rados(conffile=conf, conf=options)
+
+    def __enter__(self) -> CephAdmin:
+        self.connect()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def connect(self) -> None:
+        try:
+            self._rados.connect(timeout=int(self.timeout))
+        except rados.Error as exc:
+            raise NodeUnreachable(
+                f"cannot reach the Ceph monitors of {self.conf}: {exc}") from None
+
+    def close(self) -> None:
+        self._rados.shutdown()
+
+    @property
+    def rados(self) -> rados.Rados:
+        return self._rados
+
+    def command(self, prefix: str, **args: Any) -> Any:
+        """Run a mon command and return its decoded JSON output (or None if empty)."""
+        cmd = {"prefix": prefix, "format": "json", **args}
+        try:
+            ret, out, err = self._rados.mon_command(json.dumps(cmd), b"",
+                                                    timeout=int(self.timeout))
+        except rados.Error as exc:
+            raise AdminCommandFailed(f"ceph {prefix}: {exc}") from None
+        if ret != 0:
+            raise AdminCommandFailed(f"ceph {prefix} failed ({ret}): {err.strip()}")
+        return json.loads(out) if out.strip() else None
+
+    def status(self) -> dict[str, Any]:
+        return self.command("status")
+
+    def state(self) -> CephState:
+        return parse_status(self.status())
+
+    def health(self) -> str:
+        return self.command("health")["status"]
+
+    def osd_tree(self) -> dict[str, Any]:
+        return self.command("osd tree")
+
+    def osd_up(self, osd_id: int) -> bool:
+        dump = self.command("osd dump")
+        for osd in dump["osds"]:
+            if osd["osd"] == osd_id:
+                return bool(osd["up"])
+        raise AdminCommandFailed(f"osd.{osd_id} does not exist")
+
+    def pool_exists(self, pool: str) -> bool:
+        return self._rados.pool_exists(pool)

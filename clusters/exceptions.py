@@ -1,0 +1,38 @@
+"""Errors of the clusters package.
+
+    ClusterError
+     +-- InventoryError        the inventory file is missing or malformed
+     |    +-- UnknownCluster   no cluster of that name in the inventory
+     +-- NodeUnreachable       SSH could not connect or authenticate
+     |    +-- HostKeyMismatch  the node's host key is not the one on record
+     +-- RemoteCommandFailed   a command on a node exited non-zero
+     +-- AdminCommandFailed    a Ceph mon command failed or timed out
+"""
+
+
+class ClusterError(Exception):
+    """Root of every error a user can cause by pointing at a bad cluster."""
+
+
+class InventoryError(ClusterError):
+    pass
+
+
+class UnknownCluster(InventoryError):
+    pass
+
+
+class NodeUnreachable(ClusterError):
+    pass
+
+
+class HostKeyMismatch(NodeUnreachable):
+    pass
+
+
+class RemoteCommandFailed(ClusterError):
+    pass
+
+
+class AdminCommandFailed(ClusterError):
+    pass

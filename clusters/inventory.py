@@ -1,0 +1,253 @@
+"""The inventory: named clusters, their nodes, disks, services and client access.
+
+An inventory is a YAML file with one top-level key, `clusters`, mapping a
+cluster name to its description:
+
+    clusters:
+      lab-ceph:
+        kind: ceph                      # ceph | swift
+        ssh:                            # defaults for every node
+          user: root
+          port: 22
+          key_file: /path/id_ed25519
+          known_hosts: /path/known_hosts
+          verify_host_keys: true        # false only if you accept MITM risk
+        nodes:
+          - {name: node1, address: 10.77.0.11, zone: zone1}
+        disks:
+          - {node: node1, device: /dev/sdb, mount: /var/lib/ceph/osd/ceph-0, osd: 0}
+        services:
+          - name: osd.0
+            kind: osd
+            node: node1
+            pid_file: /run/ceph/ceph-osd.0.pid    # or: unit: ceph-osd@0
+            start: ceph-osd -i 0                  # with pid_file; systemd units start themselves
+        client:
+          conf: /etc/ceph/ceph.conf
+          keyring: null                 # a path; never the key itself
+          pool: faultline
+
+Secrets are only ever referenced by path. Loading validates everything and
+reports every problem at once, so a bad file gives one clear message.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .exceptions import InventoryError, UnknownCluster
+
+KINDS = ("ceph", "swift")
+
+
+@dataclass(frozen=True)
+class SshAccess:
+    user: str = "root"
+    port: int = 22
+    key_file: str | None = None
+    known_hosts: str | None = None
+    verify_host_keys: bool = True
+
+
+@dataclass(frozen=True)
+class Node:
+    name: str
+    address: str
+    zone: str | None = None
+    ssh: SshAccess = field(default_factory=SshAccess)
+    netns: str | None = None  # lab only: the network namespace that is this node
+
+
+@dataclass(frozen=True)
+class Disk:
+    node: str
+    device: str
+    mount: str
+    osd: int | None = None
+    swift_device: str | None = None
+
+
+@dataclass(frozen=True)
+class Service:
+    name: str
+    kind: str
+    node: str | None  # None: runs on the machine Faultline runs on
+    pid_file: str | None = None
+    unit: str | None = None
+    start: str | None = None
+
+
+@dataclass(frozen=True)
+class Cluster:
+    name: str
+    kind: str
+    nodes: tuple[Node, ...]
+    disks: tuple[Disk, ...] = ()
+    services: tuple[Service, ...] = ()
+    client: dict[str, Any] = field(default_factory=dict)
+    lab: bool = False
+
+    def node(self, name: str) -> Node:
+        for node in self.nodes:
+            if node.name == name:
+                return node
+        raise UnknownCluster(
+            f"cluster {self.name!r} has no node {name!r} (nodes: {', '.join(self.node_names)})"
+        )
+
+    @property
+    def node_names(self) -> list[str]:
+        return [n.name for n in self.nodes]
+
+    def service(self, name: str) -> Service:
+        for service in self.services:
+            if service.name == name:
+                return service
+        known = ", ".join(s.name for s in self.services)
+        raise UnknownCluster(f"cluster {self.name!r} has no service {name!r} (known: {known})")
+
+    def services_of_kind(self, kind: str) -> list[Service]:
+        return [s for s in self.services if s.kind == kind]
+
+
+def load_inventory(path: str | Path) -> dict[str, Cluster]:
+    """Read and validate an inventory file; raise InventoryError listing every problem."""
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise InventoryError(
+            f"inventory {path} does not exist (run `faultline lab up` or set FAULTLINE_INVENTORY)"
+        ) from None
+    except yaml.YAMLError as exc:
+        raise InventoryError(f"inventory {path} is not valid YAML: {exc}") from None
+    return parse_inventory(raw, source=str(path))
+
+
+def load_cluster(path: str | Path, name: str) -> Cluster:
+    clusters = load_inventory(path)
+    if name not in clusters:
+        known = ", ".join(sorted(clusters)) or "none"
+        raise UnknownCluster(f"unknown cluster {name!r} in {path} (known: {known})")
+    return clusters[name]
+
+
+def parse_inventory(raw: Any, source: str = "inventory") -> dict[str, Cluster]:
+    problems: list[str] = []
+    if not isinstance(raw, dict) or not isinstance(raw.get("clusters"), dict):
+        raise InventoryError(f"{source}: expected a mapping with a 'clusters' mapping at the top")
+    clusters = {}
+    for name, spec in raw["clusters"].items():
+        cluster = _parse_cluster(str(name), spec, problems)
+        if cluster is not None:
+            clusters[cluster.name] = cluster
+    if problems:
+        raise InventoryError(f"{source} is malformed: " + "; ".join(problems))
+    return clusters
+
+
+def _parse_cluster(name: str, spec: Any, problems: list[str]) -> Cluster | None:
+    where = f"cluster {name!r}"
+    if not isinstance(spec, dict):
+        problems.append(f"{where}: expected a mapping")
+        return None
+    kind = spec.get("kind")
+    if kind not in KINDS:
+        problems.append(f"{where}: kind must be one of {', '.join(KINDS)}, not {kind!r}")
+    ssh_defaults = spec.get("ssh") or {}
+    nodes = [_parse_node(where, n, ssh_defaults, problems) for n in _list(spec, "nodes", where,
+                                                                          problems)]
+    nodes = [n for n in nodes if n is not None]
+    if not nodes:
+        problems.append(f"{where}: needs at least one node")
+    node_names = {n.name for n in nodes}
+    if len(node_names) != len(nodes):
+        problems.append(f"{where}: node names must be unique")
+    disks = []
+    for d in _list(spec, "disks", where, problems):
+        disk = _build(Disk, d, f"{where} disk", problems)
+        if disk is not None:
+            if disk.node not in node_names:
+                problems.append(f"{where}: disk {disk.device} is on unknown node {disk.node!r}")
+            disks.append(disk)
+    services = []
+    for s in _list(spec, "services", where, problems):
+        service = _build(Service, {"node": None, **s} if isinstance(s, dict) else s,
+                         f"{where} service", problems)
+        if service is None:
+            continue
+        if service.node is not None and service.node not in node_names:
+            problems.append(f"{where}: service {service.name} is on unknown node {service.node!r}")
+        if not (service.pid_file or service.unit):
+            problems.append(f"{where}: service {service.name} needs a pid_file or a unit")
+        services.append(service)
+    client = spec.get("client") or {}
+    if not isinstance(client, dict):
+        problems.append(f"{where}: client must be a mapping")
+        client = {}
+    if kind == "ceph" and "conf" not in client:
+        problems.append(f"{where}: client.conf (path of ceph.conf) is required")
+    return Cluster(name=name, kind=str(kind), nodes=tuple(nodes), disks=tuple(disks),
+                   services=tuple(services), client=dict(client), lab=bool(spec.get("lab")))
+
+
+def _parse_node(where: str, raw: Any, ssh_defaults: dict, problems: list[str]) -> Node | None:
+    if not isinstance(raw, dict):
+        problems.append(f"{where}: each node must be a mapping")
+        return None
+    missing = [k for k in ("name", "address") if not raw.get(k)]
+    if missing:
+        problems.append(f"{where}: a node lacks {', '.join(missing)}")
+        return None
+    ssh = _build(SshAccess, {**ssh_defaults, **(raw.get("ssh") or {})},
+                 f"{where} node {raw['name']} ssh", problems) or SshAccess()
+    return Node(name=str(raw["name"]), address=str(raw["address"]), zone=raw.get("zone"),
+                ssh=ssh, netns=raw.get("netns"))
+
+
+def _list(spec: dict, key: str, where: str, problems: list[str]) -> list:
+    value = spec.get(key) or []
+    if not isinstance(value, list):
+        problems.append(f"{where}: {key} must be a list")
+        return []
+    return value
+
+
+def _build(cls, raw: Any, where: str, problems: list[str]):
+    if not isinstance(raw, dict):
+        problems.append(f"{where}: expected a mapping, got {raw!r}")
+        return None
+    try:
+        return cls(**raw)
+    except TypeError as exc:
+        problems.append(f"{where}: {exc}")
+        return None
+
+
+def write_cluster(path: str | Path, name: str, spec: dict[str, Any]) -> None:
+    """Add or replace one cluster in an inventory file, keeping the others."""
+    path = Path(path)
+    raw: dict[str, Any] = {"clusters": {}}
+    if path.exists():
+        raw = yaml.safe_load(path.read_text()) or {"clusters": {}}
+        raw.setdefault("clusters", {})
+    raw["clusters"][name] = spec
+    parse_inventory(raw, source=str(path))  # never write a file we could not read back
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(yaml.safe_dump(raw, sort_keys=False))
+    tmp.replace(path)
+
+
+def remove_cluster(path: str | Path, name: str) -> None:
+    path = Path(path)
+    if not path.exists():
+        return
+    raw = yaml.safe_load(path.read_text()) or {}
+    if name in (raw.get("clusters") or {}):
+        del raw["clusters"][name]
+        path.write_text(yaml.safe_dump(raw, sort_keys=False))

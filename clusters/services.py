@@ -1,0 +1,63 @@
+"""Signal, start and inspect a cluster's daemons wherever they run.
+
+A service runs on a node (reached over SSH) or, with no node, on this machine.
+It is managed by a pid file (lab, hand-started daemons) or a systemd unit.
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+
+from .exceptions import RemoteCommandFailed
+from .inventory import Cluster, Service
+from .ssh import CommandResult, run_on_node
+
+
+def run(cluster: Cluster, service: Service, command: str, timeout: float = 60.0,
+        check: bool = True) -> CommandResult:
+    """Run a shell command where the service lives."""
+    if service.node is not None:
+        return run_on_node(cluster.node(service.node), command, timeout=timeout, check=check)
+    done = subprocess.run(["sh", "-c", command], capture_output=True, text=True, timeout=timeout)
+    result = CommandResult(done.returncode, done.stdout, done.stderr)
+    if check and done.returncode != 0:
+        raise RemoteCommandFailed(
+            f"`{command}` exited {done.returncode}: {done.stderr.strip()}")
+    return result
+
+
+def pid_of(cluster: Cluster, service: Service) -> int | None:
+    """The PID of the running service, or None if it is not running."""
+    if service.unit:
+        unit = shlex.quote(service.unit)
+        out = run(cluster, service, f"systemctl show -p MainPID --value {unit}",
+                  check=False).stdout.strip()
+        return int(out) if out.isdigit() and int(out) > 0 else None
+    # A zombie or a stale pid file counts as not running.
+    script = (f"p=$(cat {shlex.quote(service.pid_file or '')} 2>/dev/null) && "
+              f"[ -n \"$p\" ] && [ -d /proc/$p ] && ! grep -q '^State:.*Z' /proc/$p/status "
+              f"&& echo $p")
+    out = run(cluster, service, script, check=False).stdout.strip()
+    return int(out) if out.isdigit() else None
+
+
+def kill(cluster: Cluster, service: Service, signal: str = "KILL") -> int:
+    """Send a signal to the service's main process by PID; return that PID."""
+    pid = pid_of(cluster, service)
+    if pid is None:
+        raise RemoteCommandFailed(f"{service.name} is not running on {service.node or 'here'}")
+    run(cluster, service, f"kill -{signal} {pid}")
+    return pid
+
+
+def start(cluster: Cluster, service: Service, timeout: float = 60.0) -> None:
+    """Start the service if it is not running (idempotent)."""
+    if pid_of(cluster, service) is not None:
+        return
+    if service.unit:
+        run(cluster, service, f"systemctl start {shlex.quote(service.unit)}", timeout=timeout)
+        return
+    if not service.start:
+        raise RemoteCommandFailed(f"{service.name} has no start command in the inventory")
+    run(cluster, service, service.start, timeout=timeout)

@@ -1,0 +1,594 @@
+"""The Ceph lab: a real Ceph 16 cluster on this machine, written into the inventory.
+
+Layout: mon.a and mgr.x in the root namespace on the bridge address 10.77.0.1;
+four BlueStore OSDs, osd.N on CRUSH host node(N+1) inside namespace
+flceph(N+1) at 10.77.0.(11+N), each on its own loop-mounted 6 GiB XFS image
+whose `block` file BlueStore creates itself. cephx is off everywhere, so there
+is no keyring at all. Each node runs an sshd, and the OSDs are started over
+SSH with the very command the inventory records, so that command is known to
+work for the actions that restart an OSD later.
+
+`up` copes with whatever a killed earlier lab left (mounts, loop devices,
+namespaces, pid files of dead daemons); `down` leaves nothing on the machine.
+
+    python -m lab.ceph up | down [--purge] | status
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from clusters import inventory
+from clusters.ceph_admin import CephAdmin, CephState
+from clusters.exceptions import ClusterError
+from clusters.paths import default_inventory, state_dir
+
+from . import disks, netns, procs, sshd
+
+log = logging.getLogger(__name__)
+
+CLUSTER_NAME = "lab-ceph"
+POOL = "faultline"
+POOL_PGS = 32
+OSD_COUNT = 4
+MON_ID = "a"
+MGR_ID = "x"
+MON_ADDRESS = netns.BRIDGE_ADDRESS
+PROMETHEUS_PORT = 9283
+PROMETHEUS_URL = f"http://127.0.0.1:{PROMETHEUS_PORT}/metrics"
+BLOCK_BYTES = 5 * 1024**3  # BlueStore's default block file is 100 GiB; the image is 6 GiB
+HEALTH_TIMEOUT = 600.0
+CLEAN_POLLS = 3  # right after an OSD boots every PG briefly looks clean before peering
+
+
+class LabError(RuntimeError):
+    """The lab could not be brought up or down; the message says what was waited for."""
+
+
+@dataclass(frozen=True)
+class CephLab:
+    """Where everything of one Ceph lab lives, and how its parts are named."""
+
+    home: Path
+
+    @property
+    def nodes(self) -> list[netns.LabNode]:
+        return netns.lab_nodes(OSD_COUNT)
+
+    def node_of(self, osd: int) -> netns.LabNode:
+        return self.nodes[osd]  # osd.N lives on node(N+1)
+
+    @property
+    def conf(self) -> Path:
+        return self.home / "ceph.conf"
+
+    @property
+    def state_file(self) -> Path:
+        return self.home / "lab.json"
+
+    @property
+    def run_dir(self) -> Path:
+        return self.home / "run"
+
+    @property
+    def log_dir(self) -> Path:
+        return self.home / "log"
+
+    def pid_file(self, daemon: str) -> Path:
+        return self.run_dir / f"ceph-{daemon}.pid"  # = pid_file in ceph.conf
+
+    def osd_dir(self, osd: int) -> Path:
+        return self.home / "osd" / f"ceph-{osd}"
+
+    def image(self, osd: int) -> Path:
+        return self.home / "disks" / f"osd{osd}.img"
+
+    @property
+    def ssh(self) -> sshd.SshdLayout:
+        # the client key is shared with other labs: one key for the whole lab machine
+        return sshd.SshdLayout(directory=self.home / "sshd", run_dir=self.run_dir,
+                               log_dir=self.log_dir,
+                               client_key=self.home.parent / "ssh" / "id_ed25519")
+
+    def start_command(self, daemon: str) -> str:
+        """Shell command that starts a daemon (on its node, for an OSD); it daemonizes itself.
+
+        Core dumps off (core_pattern is "core": GBs in the cwd); no tty or ssh channel
+        kept open, so an ssh session running it returns as soon as the daemon forked.
+        """
+        program, ident = daemon.split(".", 1)
+        inner = (f"ulimit -c 0; exec ceph-{program} -c {shlex.quote(str(self.conf))} -i {ident}"
+                 f" </dev/null >>{shlex.quote(str(self.log_dir / f'{daemon}.stdout'))} 2>&1")
+        return f"sh -c {shlex.quote(inner)}"
+
+
+def default_home() -> Path:
+    return state_dir() / "lab" / "ceph"
+
+
+def _lab(home: Path | None) -> CephLab:
+    return CephLab((home or default_home()).absolute())
+
+
+# -- state and configuration -----------------------------------------------------------
+
+
+def _read_state(lab: CephLab) -> dict[str, Any]:
+    try:
+        return json.loads(lab.state_file.read_text())
+    except FileNotFoundError:
+        return {}
+
+
+def _write_state(lab: CephLab, state: dict[str, Any]) -> None:
+    tmp = lab.state_file.with_suffix(".tmp")
+    tmp.write_text(json.dumps(state, indent=2) + "\n")
+    tmp.replace(lab.state_file)
+
+
+def _conf_text(lab: CephLab, fsid: str) -> str:
+    home = lab.home
+    daemon_common = (f"admin_socket = {home}/run/$cluster-$name.asok\n"
+                     f"pid_file = {home}/run/$cluster-$name.pid\n")
+    mon_addr = f"[v2:{MON_ADDRESS}:3300,v1:{MON_ADDRESS}:6789]"
+    text = f"""\
+# Written by lab/ceph.py at every `up`; edits are lost.
+[global]
+fsid = {fsid}
+mon_host = {mon_addr}
+auth_cluster_required = none
+auth_service_required = none
+auth_client_required = none
+ms_bind_ipv6 = false
+run_dir = {home}/run
+log_file = {home}/log/$cluster-$name.log
+mon_cluster_log_file = {home}/log/$cluster.log
+crash_dir = {home}/crash
+osd_pool_default_size = 3
+osd_pool_default_min_size = 2
+osd_pool_default_pg_num = 8
+osd_pool_default_pgp_num = 8
+osd_pool_default_pg_autoscale_mode = off
+mon_allow_pool_delete = true
+mon_max_pg_per_osd = 500
+# react within seconds, not the production 10 minutes, so faults fit in a test
+mon_osd_down_out_interval = 30
+mon_osd_adjust_down_out_interval = false
+mon_osd_adjust_heartbeat_grace = false
+osd_heartbeat_interval = 1
+osd_heartbeat_grace = 6
+# a lab root fs may well be 70% full: the 30% default warning would spoil HEALTH_OK
+mon_data_avail_warn = 5
+mon_data_avail_crit = 2
+# librados blocks forever on a dead cluster otherwise
+rados_osd_op_timeout = 30
+rados_mon_op_timeout = 30
+
+[client]
+# empty: concurrent clients would otherwise fight over one socket path
+admin_socket =
+
+[mon]
+{daemon_common}public_addr = {MON_ADDRESS}
+mon_data = {home}/mon/$cluster-$id
+mon_warn_on_pool_no_redundancy = false
+# fires even with auth off, where it means nothing
+mon_warn_on_insecure_global_id_reclaim_allowed = false
+# enabled from the start, so enabling it later does not restart the mgr
+mgr_initial_modules = iostat prometheus
+
+[mgr]
+{daemon_common}public_addr = {MON_ADDRESS}
+mgr_data = {home}/mgr/$cluster-$id
+
+[osd]
+{daemon_common}osd_data = {home}/osd/$cluster-$id
+osd_objectstore = bluestore
+bluestore_block_create = true
+bluestore_block_size = {BLOCK_BYTES}
+osd_memory_target = {1024**3}
+osd_recovery_sleep_hdd = 0
+osd_recovery_sleep_ssd = 0
+osd_recovery_sleep_hybrid = 0
+osd_max_backfills = 4
+"""
+    for osd in range(OSD_COUNT):
+        node = lab.node_of(osd)
+        text += (f"\n[osd.{osd}]\ncrush_location = root=default host={node.name}\n"
+                 f"public_addr = {node.address}\ncluster_addr = {node.address}\n")
+    return text
+
+
+def _write_conf(lab: CephLab, fsid: str) -> None:
+    lab.conf.write_text(_conf_text(lab, fsid))
+
+
+# -- daemons ---------------------------------------------------------------------------
+
+
+def _ceph_daemons() -> list[str]:
+    return [f"mon.{MON_ID}", f"mgr.{MGR_ID}", *(f"osd.{n}" for n in range(OSD_COUNT))]
+
+
+def _program(daemon: str) -> str:
+    return "ceph-" + daemon.split(".", 1)[0]
+
+
+def _start_local(lab: CephLab, daemon: str) -> int:
+    argv = ["sh", "-c", lab.start_command(daemon)]
+    return procs.start_daemon(argv, lab.pid_file(daemon), lab.log_dir / f"{daemon}.stdout",
+                              program=_program(daemon), timeout=60)
+
+
+def _start_osd(lab: CephLab, osd: int) -> int:
+    """Mount the OSD's disk here, then start it on its node over SSH (the inventory's way)."""
+    daemon = f"osd.{osd}"
+    pid = procs.alive_pid(lab.pid_file(daemon), "ceph-osd")
+    if pid is not None:
+        return pid
+    _fresh_mount(lab, osd)
+    node = lab.node_of(osd)
+    argv = [*sshd.ssh_argv(node, lab.ssh), lab.start_command(daemon)]
+    return procs.start_daemon(argv, lab.pid_file(daemon), lab.log_dir / f"{daemon}.launch.log",
+                              program="ceph-osd", timeout=120)
+
+
+def _fresh_mount(lab: CephLab, osd: int) -> None:
+    """Mount the OSD's image anew: a leftover mount may hold a shut-down (dead) XFS."""
+    mount_point = lab.osd_dir(osd)
+    disks.unmount(mount_point)
+    disks.detach_loops(lab.image(osd))  # else mount -o loop may reuse a stale device
+    disks.mount_image(lab.image(osd), mount_point)
+
+
+def _mkfs_osd(lab: CephLab, osd: int, osd_uuid: str) -> None:
+    disks.create_image(lab.image(osd))
+    disks.mount_image(lab.image(osd), lab.osd_dir(osd))
+    node = lab.node_of(osd)
+    # in the node's namespace: its public_addr exists only there
+    argv = [*netns.nsenter_argv(node.netns), "ceph-osd", "-c", str(lab.conf), "-i", str(osd),
+            "--mkfs", "--osd-uuid", osd_uuid]
+    with open(lab.log_dir / f"osd.{osd}.mkfs.log", "ab") as out:
+        done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out,
+                              preexec_fn=procs.no_core_dumps, timeout=300)
+    if done.returncode != 0:
+        raise LabError(f"ceph-osd --mkfs of osd.{osd} failed (see {out.name})")
+
+
+def _stop_targets(lab: CephLab, daemons: list[str]) -> dict[Path, str | None]:
+    return {lab.pid_file(d): _program(d) for d in daemons}
+
+
+# -- cluster commands ------------------------------------------------------------------
+
+
+def _admin(lab: CephLab, timeout: float = 30.0) -> CephAdmin:
+    admin = CephAdmin(str(lab.conf), timeout=timeout)
+    admin.connect()
+    return admin
+
+
+def _configure_prometheus(admin: CephAdmin) -> None:
+    wanted = {"server_addr": "127.0.0.1", "server_port": str(PROMETHEUS_PORT),
+              "scrape_interval": "5"}  # the default 15 s cache makes the metrics lag
+    current = {(o["section"], o["name"]): o["value"] for o in admin.command("config dump")}
+    for name, value in wanted.items():
+        key = f"mgr/prometheus/{name}"
+        if current.get(("mgr", key)) != value:  # every write waits for a Paxos round
+            # force: before the mgr's first report the mon knows no module options
+            admin.command("config set", who="mgr", name=key, value=value, force=True)
+
+
+def _ensure_prometheus_enabled(admin: CephAdmin) -> None:
+    modules = admin.command("mgr module ls")
+    if "prometheus" not in modules.get("enabled_modules", []):
+        admin.command("mgr module enable", module="prometheus")  # this restarts the mgr
+
+
+def _create_osd_ids(admin: CephAdmin, state: dict[str, Any]) -> None:
+    uuids = state.setdefault("osd_uuids", {})
+    for osd in range(OSD_COUNT):
+        osd_uuid = uuids.setdefault(str(osd), str(uuid.uuid4()))
+        out = admin.command("osd new", uuid=osd_uuid, id=osd)
+        got = out.get("osdid") if isinstance(out, dict) else out
+        if got != osd:
+            raise LabError(f"ceph osd new gave id {got!r}, expected {osd}")
+
+
+def _ensure_pool(admin: CephAdmin) -> None:
+    if admin.pool_exists(POOL):
+        return
+    admin.command("osd pool create", pool=POOL, pg_num=POOL_PGS, pgp_num=POOL_PGS,
+                  pool_type="replicated")
+    admin.command("osd pool set", pool=POOL, var="size", val="3")
+    admin.command("osd pool set", pool=POOL, var="min_size", val="2")
+    admin.command("osd pool application enable", pool=POOL, app="rados")
+
+
+def _settled(state: CephState) -> bool:
+    return (state.health == "HEALTH_OK" and state.num_osds == OSD_COUNT
+            and state.num_up_osds == OSD_COUNT and state.num_in_osds == OSD_COUNT
+            and state.num_pgs > 0 and state.clean_pgs == state.num_pgs)
+
+
+def _describe(state: CephState | None) -> str:
+    if state is None:
+        return "no answer from the monitor"
+    checks = f" ({', '.join(state.checks)})" if state.checks else ""
+    return (f"{state.health}{checks}, OSDs up {state.num_up_osds} / in {state.num_in_osds}"
+            f" of {state.num_osds}, PGs active+clean {state.clean_pgs} of {state.num_pgs}")
+
+
+def wait_healthy(admin: CephAdmin, timeout: float = HEALTH_TIMEOUT) -> CephState:
+    """Wait for HEALTH_OK, all OSDs up+in and every PG active+clean, 3 polls in a row."""
+    deadline = time.monotonic() + timeout
+    in_a_row = 0
+    last: CephState | None = None
+    while time.monotonic() < deadline:
+        try:
+            last = admin.state()
+        except ClusterError:
+            last = None
+        in_a_row = in_a_row + 1 if last is not None and _settled(last) else 0
+        if in_a_row >= CLEAN_POLLS:
+            return last
+        time.sleep(1.0)
+    raise LabError(
+        f"waited {timeout:.0f} s for HEALTH_OK with {OSD_COUNT} OSDs up+in and all PGs "
+        f"active+clean on {CLEAN_POLLS} polls in a row; last seen: {_describe(last)}")
+
+
+# -- inventory -------------------------------------------------------------------------
+
+
+def inventory_spec(lab: CephLab) -> dict[str, Any]:
+    """The lab as a cluster of the inventory (schema: clusters/inventory.py)."""
+    ssh = lab.ssh
+    nodes = lab.nodes
+    services: list[dict[str, Any]] = [
+        {"name": f"osd.{osd}", "kind": "osd", "node": lab.node_of(osd).name,
+         "pid_file": str(lab.pid_file(f"osd.{osd}")), "start": lab.start_command(f"osd.{osd}")}
+        for osd in range(OSD_COUNT)]
+    for daemon in (f"mon.{MON_ID}", f"mgr.{MGR_ID}"):  # no node: they run on this machine
+        services.append({"name": daemon, "kind": daemon.split(".")[0],
+                         "pid_file": str(lab.pid_file(daemon)),
+                         "start": lab.start_command(daemon)})
+    return {
+        "kind": "ceph",
+        "lab": True,
+        "ssh": {"user": "root", "port": sshd.PORT, "key_file": str(ssh.client_key),
+                "known_hosts": str(ssh.known_hosts), "verify_host_keys": True},
+        "nodes": [{"name": n.name, "address": n.address,
+                   "zone": "zone1" if n.index <= 2 else "zone2", "netns": n.netns}
+                  for n in nodes],
+        "disks": [{"node": lab.node_of(osd).name, "device": str(lab.image(osd)),
+                   "mount": str(lab.osd_dir(osd)), "osd": osd} for osd in range(OSD_COUNT)],
+        "services": services,
+        "client": {"conf": str(lab.conf), "keyring": None, "pool": POOL,
+                   "prometheus": PROMETHEUS_URL},
+    }
+
+
+# -- up / down / status ----------------------------------------------------------------
+
+
+def _clear_leftovers(lab: CephLab) -> None:
+    """Forget pid files of dead daemons (a killed lab's), so nothing trusts them."""
+    for daemon in _ceph_daemons():
+        procs.remove_stale(lab.pid_file(daemon), _program(daemon))
+    for node in lab.nodes:
+        procs.remove_stale(lab.ssh.pid_file(node), "sshd")
+
+
+def _release_disks(lab: CephLab) -> None:
+    """Unmount everything under the lab dir and detach every loop device of its images."""
+    for mount_point in disks.mounts_under(lab.home):
+        disks.unmount(mount_point)
+    for osd in range(OSD_COUNT):
+        disks.detach_loops(lab.image(osd))
+    for device in disks.loop_devices_under(lab.home):
+        disks.detach(device)
+
+
+def _wipe_partial(lab: CephLab) -> None:
+    """An initialisation that never finished: stop what it started and start over."""
+    procs.stop_many(_stop_targets(lab, _ceph_daemons()))
+    _release_disks(lab)
+    if disks.mounts_under(lab.home):  # never delete through a live mount
+        raise LabError(f"cannot wipe {lab.home}: still mounted: {disks.mounts_under(lab.home)}")
+    for name in ("mon", "mgr", "osd", "disks", "crash"):
+        shutil.rmtree(lab.home / name, ignore_errors=True)
+    for name in ("monmap", "lab.json", "ceph.conf"):
+        (lab.home / name).unlink(missing_ok=True)
+
+
+def _initialise(lab: CephLab, admin_timeout: float) -> CephAdmin:
+    """Cold start: a new cluster from nothing. Returns a connected admin."""
+    fsid = str(uuid.uuid4())
+    state: dict[str, Any] = {"fsid": fsid, "initialized": False}
+    _write_state(lab, state)
+    _write_conf(lab, fsid)
+    monmap = lab.home / "monmap"
+    subprocess.run(["monmaptool", "--create", "--clobber", "--fsid", fsid, "--addv", MON_ID,
+                    f"[v2:{MON_ADDRESS}:3300,v1:{MON_ADDRESS}:6789]", str(monmap)],
+                   check=True, capture_output=True)
+    (lab.home / "mon" / f"ceph-{MON_ID}").mkdir(parents=True, exist_ok=True)
+    subprocess.run(["ceph-mon", "-c", str(lab.conf), "--mkfs", "-i", MON_ID, "--monmap",
+                    str(monmap)], check=True, capture_output=True, preexec_fn=procs.no_core_dumps)
+    _start_local(lab, f"mon.{MON_ID}")
+    admin = _admin(lab, admin_timeout)
+    _configure_prometheus(admin)  # before the mgr's first start: no restart later
+    (lab.home / "mgr" / f"ceph-{MGR_ID}").mkdir(parents=True, exist_ok=True)
+    _start_local(lab, f"mgr.{MGR_ID}")
+    _create_osd_ids(admin, state)
+    _write_state(lab, state)
+    with ThreadPoolExecutor(max_workers=OSD_COUNT) as pool:
+        for future in [pool.submit(_mkfs_osd, lab, osd, state["osd_uuids"][str(osd)])
+                       for osd in range(OSD_COUNT)]:
+            future.result()
+    state["initialized"] = True
+    _write_state(lab, state)
+    return admin
+
+
+def up(home: Path | None = None, timeout: float = HEALTH_TIMEOUT) -> dict[str, Any]:
+    """Bring the Ceph lab up (cold: create it; warm: restart what is not running).
+
+    The result's "mode" is "cold", "warm" or "running" (everything was up already).
+
+    Returns timing info once the cluster is HEALTH_OK with every OSD up+in and every
+    PG active+clean; raises LabError saying what it waited for otherwise.
+    """
+    lab = _lab(home)
+    started = time.monotonic()
+    for directory in (lab.home, lab.run_dir, lab.log_dir, lab.home / "crash"):
+        directory.mkdir(parents=True, exist_ok=True)
+    _clear_leftovers(lab)
+    state = _read_state(lab)
+    mode = "warm" if state.get("initialized") else "cold"
+    if mode == "warm" and all(procs.alive_pid(lab.pid_file(d), _program(d))
+                              for d in _ceph_daemons()):
+        mode = "running"  # nothing to start: only check health and the inventory
+    if mode == "cold":
+        _wipe_partial(lab)
+
+    netns.create_network(lab.nodes)
+    sshd.prepare(lab.nodes, lab.ssh)
+    with ThreadPoolExecutor(max_workers=OSD_COUNT) as pool:
+        list(pool.map(lambda node: sshd.start(node, lab.ssh), lab.nodes))
+
+    if mode == "cold":
+        log.info("initialising a new Ceph lab in %s", lab.home)
+        admin = _initialise(lab, admin_timeout=30.0)
+    else:
+        _write_conf(lab, state["fsid"])  # the layout may have changed since the last up
+        _start_local(lab, f"mon.{MON_ID}")
+        admin = _admin(lab)
+        _start_local(lab, f"mgr.{MGR_ID}")
+    try:
+        # OSDs start in parallel: each replays its BlueStore WAL for a few seconds
+        with ThreadPoolExecutor(max_workers=OSD_COUNT) as pool:
+            list(pool.map(lambda osd: _start_osd(lab, osd), range(OSD_COUNT)))
+        _ensure_pool(admin)
+        _configure_prometheus(admin)
+        _ensure_prometheus_enabled(admin)
+        daemons_started = time.monotonic()
+        log.info("daemons running after %.1f s; waiting for HEALTH_OK", daemons_started - started)
+        final = wait_healthy(admin, timeout)
+    finally:
+        admin.close()
+    healthy = time.monotonic()
+    inventory.write_cluster(default_inventory(), CLUSTER_NAME, inventory_spec(lab))
+    return {
+        "mode": mode,
+        "home": str(lab.home),
+        "seconds_to_daemons": round(daemons_started - started, 1),
+        "seconds_to_health_ok": round(healthy - started, 1),
+        "inventory": str(default_inventory()),
+        "cluster": CLUSTER_NAME,
+        "state": final.as_dict(),
+    }
+
+
+def leftovers(home: Path | None = None) -> dict[str, list]:
+    """What of the lab is still on the machine: all lists are empty after a clean `down`."""
+    lab = _lab(home)
+    pid_files = [lab.pid_file(d) for d in _ceph_daemons()] + [
+        lab.ssh.pid_file(n) for n in lab.nodes]
+    return {
+        "processes": [str(p) for p in pid_files if procs.alive_pid(p) is not None],
+        "namespace_processes": [pid for ns in netns.existing_namespaces()
+                                for pid in netns.pids_in(ns)],
+        "mounts": disks.mounts_under(lab.home),
+        "loop_devices": disks.loop_devices_under(lab.home),
+        "namespaces": netns.existing_namespaces(),
+        "links": netns.existing_veths() + ([netns.BRIDGE] if netns.link_exists(netns.BRIDGE)
+                                           else []),
+    }
+
+
+def down(home: Path | None = None, purge: bool = False) -> dict[str, Any]:
+    """Stop the lab and remove it from the machine; `purge` also deletes its data."""
+    lab = _lab(home)
+    started = time.monotonic()
+    # first, so nobody picks a dying lab from the inventory
+    inventory.remove_cluster(default_inventory(), CLUSTER_NAME)
+    osds = [f"osd.{n}" for n in range(OSD_COUNT)]
+    # OSDs before the mon: a stopping OSD tells the mon it goes down (and waits for it)
+    stopped = procs.stop_many({**_stop_targets(lab, osds),
+                               **sshd.stop_targets(lab.nodes, lab.ssh)})
+    stopped |= procs.stop_many(_stop_targets(lab, [f"mon.{MON_ID}", f"mgr.{MGR_ID}"]))
+    _release_disks(lab)
+    stray = [pid for ns in netns.existing_namespaces() for pid in netns.pids_in(ns)]
+    netns.delete_network()
+    if purge:
+        if disks.mounts_under(lab.home):
+            raise LabError(f"not purging {lab.home}: still mounted: "
+                           f"{disks.mounts_under(lab.home)}")
+        shutil.rmtree(lab.home, ignore_errors=True)
+    left = leftovers(home)
+    if stray:
+        # started by someone else in our namespaces; we only signal PIDs of our pid files
+        left["namespace_processes"] = stray
+    return {"seconds": round(time.monotonic() - started, 1), "stopped": stopped,
+            "purged": purge, "leftovers": left}
+
+
+def status(home: Path | None = None) -> dict[str, Any]:
+    """Each daemon's pid/alive/rss, the disks' mounts, and the health if the mon runs."""
+    lab = _lab(home)
+    daemons: dict[str, Any] = {}
+    named = [(d, lab.pid_file(d), _program(d)) for d in _ceph_daemons()]
+    named += [(f"sshd.{n.name}", lab.ssh.pid_file(n), "sshd") for n in lab.nodes]
+    for name, pid_file, program in named:
+        pid = procs.read_pid(pid_file)
+        alive = pid is not None and procs.is_alive(pid, program)
+        daemons[name] = {"pid": pid, "alive": alive,
+                         "rss_bytes": procs.rss_bytes(pid) if alive and pid else None}
+    result: dict[str, Any] = {
+        "home": str(lab.home),
+        "initialized": bool(_read_state(lab).get("initialized")),
+        "daemons": daemons,
+        "mounts": {str(lab.osd_dir(n)): disks.is_mounted(lab.osd_dir(n))
+                   for n in range(OSD_COUNT)},
+        "loop_devices": disks.loop_devices_under(lab.home),
+        "namespaces": netns.existing_namespaces(),
+        "health": None,
+    }
+    if daemons[f"mon.{MON_ID}"]["alive"]:
+        try:
+            with CephAdmin(str(lab.conf), timeout=5) as admin:
+                result["health"] = admin.state().as_dict()
+        except ClusterError as exc:
+            result["health"] = {"error": str(exc)}
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    if args[:1] == ["up"]:
+        print(json.dumps(up(), indent=2))
+    elif args[:1] == ["down"]:
+        print(json.dumps(down(purge="--purge" in args), indent=2))
+    elif args[:1] == ["status"]:
+        print(json.dumps(status(), indent=2))
+    else:
+        print("usage: python -m lab.ceph up | down [--purge] | status", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

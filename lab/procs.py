@@ -1,0 +1,162 @@
+"""Lab daemons, known only through their pid files.
+
+Nothing here looks processes up by name: a PID is signalled only if it comes
+from one of our pid files and /proc says it still runs the expected program
+(a stale pid file of a killed lab may name a PID reused by anything).
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+
+class DaemonError(RuntimeError):
+    """A daemon did not start (its launcher failed or it never wrote its pid file)."""
+
+
+def no_core_dumps() -> None:
+    """preexec_fn: core_pattern is "core", so a crashing OSD would drop GBs into its cwd."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def read_pid(pid_file: Path) -> int | None:
+    try:
+        text = pid_file.read_text().strip()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def _proc_state(pid: int) -> str | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    return stat.rsplit(")", 1)[1].split()[0]  # the comm field may contain spaces or ')'
+
+
+def _runs(pid: int, program: str | None) -> bool:
+    # the executable, not argv: sshd rewrites its argv (setproctitle) into prose
+    if program is None:
+        return True
+    try:
+        exe = os.readlink(f"/proc/{pid}/exe")
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return False
+    return os.path.basename(exe.removesuffix(" (deleted)")) == program
+
+
+def is_alive(pid: int, program: str | None = None) -> bool:
+    """True if the PID runs (zombies count as dead: PID 1 here reaps orphans late)."""
+    state = _proc_state(pid)
+    return state is not None and state not in ("Z", "X") and _runs(pid, program)
+
+
+def alive_pid(pid_file: Path, program: str | None = None) -> int | None:
+    """The PID in a pid file if that process is alive (and runs `program`), else None."""
+    pid = read_pid(pid_file)
+    return pid if pid is not None and is_alive(pid, program) else None
+
+
+def remove_stale(pid_file: Path, program: str | None = None) -> None:
+    if pid_file.exists() and alive_pid(pid_file, program) is None:
+        pid_file.unlink(missing_ok=True)
+
+
+def rss_bytes(pid: int) -> int | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    return None
+
+
+def start_daemon(argv: list[str], pid_file: Path, log_file: Path, *, program: str | None = None,
+                 timeout: float = 30.0) -> int:
+    """Run a self-daemonizing program and wait for its pid file to name a live process.
+
+    `argv` may be wrapped (nsenter, ssh); its launcher must exit once the daemon forked.
+    Returns the daemon's PID.
+    """
+    pid = alive_pid(pid_file, program)
+    if pid is not None:
+        return pid
+    pid_file.unlink(missing_ok=True)  # so an old file cannot pass for the new daemon's
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_file, "ab") as log:
+        launcher = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                  preexec_fn=no_core_dumps, start_new_session=True,
+                                  timeout=timeout)
+    if launcher.returncode != 0:
+        raise DaemonError(f"{' '.join(argv)} exited {launcher.returncode} (see {log_file})")
+    return wait_for_pid_file(pid_file, program=program, timeout=timeout, log_file=log_file)
+
+
+def wait_for_pid_file(pid_file: Path, *, program: str | None = None, timeout: float = 30.0,
+                      log_file: Path | None = None) -> int:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        pid = alive_pid(pid_file, program)
+        if pid is not None:
+            return pid
+        time.sleep(0.1)
+    where = f" (see {log_file})" if log_file else ""
+    raise DaemonError(f"no live process in {pid_file} after {timeout:.0f} s{where}")
+
+
+def _signal(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def stop(pid_file: Path, *, program: str | None = None, deadline: float = 10.0) -> str:
+    """SIGTERM the daemon of a pid file, SIGKILL it after `deadline` s.
+
+    Returns what happened: "not running", "stopped", "killed" or "stuck".
+    """
+    pid = alive_pid(pid_file, program)
+    if pid is None:
+        pid_file.unlink(missing_ok=True)
+        return "not running"
+    _signal(pid, signal.SIGTERM)
+    outcome = "stopped"
+    end = time.monotonic() + deadline
+    while is_alive(pid):
+        if time.monotonic() > end:
+            if outcome == "killed":  # SIGKILL ignored: stuck in the kernel (D state)
+                return "stuck"
+            _signal(pid, signal.SIGKILL)
+            outcome = "killed"
+            end = time.monotonic() + 5.0
+        time.sleep(0.05)
+    pid_file.unlink(missing_ok=True)
+    return outcome
+
+
+def kill(pid_file: Path, *, program: str | None = None) -> bool:
+    """SIGKILL the daemon of a pid file at once (a crash); True if there was one."""
+    pid = alive_pid(pid_file, program)
+    if pid is None:
+        return False
+    _signal(pid, signal.SIGKILL)
+    return True
+
+
+def stop_many(targets: dict[Path, str | None], deadline: float = 10.0) -> dict[str, str]:
+    """Stop several daemons at once ({pid_file: program}); each Ceph daemon takes ~2 s."""
+    if not targets:
+        return {}
+    with ThreadPoolExecutor(max_workers=len(targets)) as pool:
+        futures = {pf.name: pool.submit(stop, pf, program=prog, deadline=deadline)
+                   for pf, prog in targets.items()}
+        return {name: f.result() for name, f in futures.items()}

@@ -1,0 +1,1 @@
+"""The steady load: workload model, open-loop engine, drivers, samples, integrity ledger."""

@@ -1,0 +1,136 @@
+"""The open-loop engine: operations start at fixed intended times, whatever the cluster does.
+
+Latency is measured from the intended start, not from the actual submit, so a
+stalled cluster shows up as latency and as missed starts rather than as fewer
+requests (no coordinated omission). Drivers are asynchronous: `submit` returns
+at once and calls `done` from the driver's own completion thread.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Protocol
+
+from .ledger import Ledger
+from .payload import PayloadSource
+from .samples import SampleRecorder
+from .workload import OPS, Workload
+
+Done = Callable[[bool, int, str | None, bytes | None], None]  # ok, bytes, error class, data
+
+
+class AsyncDriver(Protocol):
+    def write(self, container: str, name: str, data: bytes, done: Done) -> None: ...
+    def read(self, container: str, name: str, size: int, done: Done) -> None: ...
+    def delete(self, container: str, name: str, done: Done) -> None: ...
+
+
+def intended_starts(start: float, rate: float) -> Iterator[float]:
+    """Intended start times at a fixed rate, computed from the index (no drift)."""
+    for i in itertools.count():
+        yield start + i / rate
+
+
+def op_chooser(mix: dict[str, int], seed: int) -> Callable[[], str]:
+    """Draw operations with the mix's proportions, reproducibly."""
+    rng = random.Random(seed)
+    ops = [op for op in OPS if mix.get(op, 0) > 0]
+    weights = [mix[op] for op in ops]
+    return lambda: rng.choices(ops, weights)[0]
+
+
+def container_names(workload: Workload) -> list[str]:
+    # RGW and Swift refuse names shorter than 3 characters.
+    return [f"faultline-{i:03d}" for i in range(workload.containers)]
+
+
+class OpenLoop:
+    def __init__(self, driver: AsyncDriver, workload: Workload, recorder: SampleRecorder,
+                 ledger: Ledger, payloads: PayloadSource, name_prefix: str):
+        self.driver = driver
+        self.workload = workload
+        self.recorder = recorder
+        self.ledger = ledger
+        self.payloads = payloads
+        self.name_prefix = name_prefix
+        self.containers = container_names(workload)
+        self.in_flight = 0
+        self.submitted = 0
+        self.lag_s: list[float] = []  # submit time - intended time, a bounded sample
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._names = itertools.count()
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="faultline-openloop",
+                                        daemon=True)
+        self._thread.start()
+
+    def stop(self, drain_s: float = 35.0) -> None:
+        """Stop issuing; wait for in-flight operations (bounded by the client op timeout)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        deadline = time.monotonic() + drain_s
+        while self.in_flight > 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+    def _run(self) -> None:
+        choose = op_chooser(self.workload.mix, self.workload.seed)
+        rng = random.Random(self.workload.seed + 1)
+        start = time.monotonic()
+        end = start + self.workload.duration_s if self.workload.duration_s else None
+        for intended in intended_starts(start, self.workload.rate):
+            if self._stop.is_set() or (end is not None and intended >= end):
+                return
+            delay = intended - time.monotonic()
+            if delay > 0 and self._stop.wait(delay):
+                return
+            op = choose()
+            if self.in_flight >= self.workload.max_in_flight:
+                self.recorder.missed(op, intended)
+                continue
+            self._issue(op, intended, rng)
+
+    def _issue(self, op: str, intended: float, rng: random.Random) -> None:
+        if op != "write" and len(self.ledger) == 0:
+            op = "write"  # nothing to read or delete yet
+        with self._lock:
+            self.in_flight += 1
+            self.submitted += 1
+        if len(self.lag_s) < 100_000:
+            self.lag_s.append(time.monotonic() - intended)
+        if op == "write":
+            container = self.containers[rng.randrange(len(self.containers))]
+            name = f"{self.name_prefix}-{next(self._names)}"
+            data = self.payloads.content(name)
+            self.driver.write(container, name, data,
+                              self._on_done(op, intended, container, name, len(data)))
+        elif op == "read":
+            entry = self.ledger.pick()
+            self.driver.read(entry.container, entry.name, entry.size,
+                             self._on_done(op, intended, entry.container, entry.name, entry.size))
+        else:
+            entry = self.ledger.take()
+            self.driver.delete(entry.container, entry.name,
+                               self._on_done(op, intended, entry.container, entry.name, 0))
+
+    def _on_done(self, op: str, intended: float, container: str, name: str, size: int) -> Done:
+        def done(ok: bool, nbytes: int, error_class: str | None, data: bytes | None) -> None:
+            now = time.monotonic()
+            if ok and op == "read" and data != self.payloads.content(name, size):
+                ok, error_class = False, "corrupt"
+            if ok:
+                self.recorder.success(op, now, now - intended, nbytes)
+                if op == "write":
+                    self.ledger.add(container, name, size)
+            else:
+                self.recorder.error(op, now, error_class or "unknown")
+            with self._lock:
+                self.in_flight -= 1
+        return done

@@ -1,0 +1,35 @@
+"""Object content derived from the object's name and the run's seed.
+
+Nothing large is stored: the ledger keeps (name, size) and the content is
+recomputed at verify time. Each name gets its own window into one random
+buffer made from the seed, so generating a payload is a slice, not a hash loop.
+"""
+
+from __future__ import annotations
+
+import random
+import zlib
+
+_BUFFER_SIZE = 16 * 1024 * 1024
+
+
+class PayloadSource:
+    def __init__(self, seed: int, min_size: int, max_size: int):
+        self.seed = seed
+        self.min_size = min_size
+        self.max_size = max_size
+        size = max(_BUFFER_SIZE, max_size * 2)
+        self._buffer = memoryview(random.Random(seed).randbytes(size))
+
+    def _key(self, name: str) -> int:
+        return zlib.crc32(name.encode()) ^ (self.seed * 2654435761 & 0xFFFFFFFF)
+
+    def size_of(self, name: str) -> int:
+        if self.max_size == self.min_size:
+            return self.min_size
+        return self.min_size + self._key(name) % (self.max_size - self.min_size + 1)
+
+    def content(self, name: str, size: int | None = None) -> bytes:
+        size = self.size_of(name) if size is None else size
+        offset = self._key(name) % (len(self._buffer) - size)
+        return bytes(self._buffer[offset:offset + size])

@@ -1,0 +1,123 @@
+"""Per-second load samples per operation: count, bytes, errors by class, HDR latency.
+
+Operations are bucketed by the second they completed in (throughput is what
+the clients got back). Latencies are in microseconds from the intended start.
+Each closed second is handed out once, with its histogram encoded so that
+seconds and workers can be merged exactly later.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+
+from hdrh.histogram import HdrHistogram
+
+LOWEST_US = 1
+HIGHEST_US = 600_000_000  # 10 min: longer than any client timeout
+DIGITS = 3
+
+
+def new_histogram() -> HdrHistogram:
+    return HdrHistogram(LOWEST_US, HIGHEST_US, DIGITS)
+
+
+@dataclass
+class Bucket:
+    ops: int = 0
+    bytes: int = 0
+    errors: Counter = field(default_factory=Counter)
+    missed: int = 0
+    histogram: HdrHistogram = field(default_factory=new_histogram)
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One closed second of one operation."""
+
+    second: int  # seconds since the load's epoch start, floor
+    ts: float  # wall-clock start of that second
+    op: str
+    ops: int
+    bytes: int
+    errors: dict[str, int]
+    missed: int
+    p50_ms: float | None
+    p99_ms: float | None
+    max_ms: float | None
+    histogram: str  # base64 HDR encoding
+
+    @property
+    def error_count(self) -> int:
+        return sum(self.errors.values())
+
+
+class SampleRecorder:
+    def __init__(self, wall_start: float, mono_start: float):
+        self.wall_start = wall_start
+        self.mono_start = mono_start
+        self._buckets: dict[tuple[int, str], Bucket] = {}
+        self._lock = threading.Lock()
+        self._flushed_until = 0
+
+    def _bucket(self, mono: float, op: str) -> Bucket:
+        second = max(int(mono - self.mono_start), self._flushed_until)
+        key = (second, op)
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            bucket = self._buckets[key] = Bucket()
+        return bucket
+
+    def success(self, op: str, done_mono: float, latency_s: float, nbytes: int) -> None:
+        with self._lock:
+            bucket = self._bucket(done_mono, op)
+            bucket.ops += 1
+            bucket.bytes += nbytes
+            bucket.histogram.record_value(max(LOWEST_US, min(HIGHEST_US,
+                                                             int(latency_s * 1e6))))
+
+    def error(self, op: str, done_mono: float, error_class: str) -> None:
+        with self._lock:
+            self._bucket(done_mono, op).errors[error_class] += 1
+
+    def missed(self, op: str, mono: float) -> None:
+        with self._lock:
+            self._bucket(mono, op).missed += 1
+
+    def take_closed(self, now_mono: float, ops: tuple[str, ...]) -> list[Sample]:
+        """Samples of every second that ended before now, once; empty seconds included."""
+        closed_until = int(now_mono - self.mono_start)
+        with self._lock:
+            taken = []
+            for second in range(self._flushed_until, closed_until):
+                for op in ops:
+                    bucket = self._buckets.pop((second, op), None) or Bucket()
+                    taken.append((second, op, bucket))
+            self._flushed_until = max(self._flushed_until, closed_until)
+        return [self._sample(second, op, bucket) for second, op, bucket in taken]
+
+    def take_all(self, now_mono: float, ops: tuple[str, ...]) -> list[Sample]:
+        """At the end: every second, including the current partial one."""
+        return self.take_closed(now_mono + 1.0, ops)
+
+    def _sample(self, second: int, op: str, b: Bucket) -> Sample:
+        h = b.histogram
+        has = b.ops > 0
+        return Sample(
+            second=second, ts=self.wall_start + second, op=op, ops=b.ops, bytes=b.bytes,
+            errors=dict(b.errors), missed=b.missed,
+            p50_ms=h.get_value_at_percentile(50) / 1000 if has else None,
+            p99_ms=h.get_value_at_percentile(99) / 1000 if has else None,
+            max_ms=h.get_max_value() / 1000 if has else None,
+            histogram=h.encode().decode() if has else "",
+        )
+
+
+def merge_histograms(encoded: list[str]) -> HdrHistogram:
+    """Exact merge of encoded per-second (or per-worker) histograms."""
+    total = new_histogram()
+    for blob in encoded:
+        if blob:
+            total.add(HdrHistogram.decode(blob))
+    return total

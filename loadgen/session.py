@@ -1,0 +1,97 @@
+"""One steady load from start to verify: prefill, open loop, samples, verify.
+
+The session hands closed per-second samples to a sink (the recorder in the
+service writes them in batches); it never touches a database itself.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable
+
+from .ledger import Entry, Ledger
+from .openloop import AsyncDriver, OpenLoop, container_names
+from .payload import PayloadSource
+from .samples import Sample, SampleRecorder
+from .verify import VerifyResult, verify
+from .workload import OPS, Workload
+
+SampleSink = Callable[[list[Sample]], None]
+
+
+class LoadSession:
+    def __init__(self, driver: AsyncDriver, workload: Workload, sink: SampleSink,
+                 flush_every_s: float = 2.0, tag: str | None = None):
+        self.driver = driver
+        self.workload = workload
+        self.sink = sink
+        self.flush_every_s = flush_every_s
+        self.tag = tag or uuid.uuid4().hex[:8]
+        lo, hi = workload.size_range()
+        self.payloads = PayloadSource(workload.seed, lo, hi)
+        self.ledger = Ledger(workload.seed)
+        self.recorder: SampleRecorder | None = None
+        self.loop: OpenLoop | None = None
+        self.started_at: float | None = None
+        self._flusher: threading.Thread | None = None
+        self._stop = threading.Event()
+
+    def prefill(self, concurrency: int = 32, timeout_s: float = 300.0) -> int:
+        """Write objects_per_container objects to every container; return how many."""
+        slots = threading.Semaphore(concurrency)
+        failures: list[str] = []
+        names = [(c, f"{self.tag}-pre-{i}") for c in container_names(self.workload)
+                 for i in range(self.workload.objects_per_container)]
+
+        def writer(container: str, name: str, size: int):
+            def done(ok: bool, nbytes: int, error: str | None, data: bytes | None) -> None:
+                if ok:
+                    self.ledger.add(container, name, size)
+                else:
+                    failures.append(error or "unknown")
+                slots.release()
+            return done
+
+        for container, name in names:
+            slots.acquire()
+            data = self.payloads.content(name)
+            self.driver.write(container, name, data, writer(container, name, len(data)))
+        deadline = time.monotonic() + timeout_s
+        for _ in range(concurrency):  # every slot back means every write finished
+            if not slots.acquire(timeout=max(0.0, deadline - time.monotonic())):
+                raise TimeoutError(f"prefill still running after {timeout_s:.0f} s")
+        if failures:
+            raise RuntimeError(f"prefill: {len(failures)} of {len(names)} writes failed "
+                               f"(first: {failures[0]})")
+        return len(names)
+
+    def start(self) -> None:
+        wall, mono = time.time(), time.monotonic()
+        self.started_at = wall
+        self.recorder = SampleRecorder(wall, mono)
+        self.loop = OpenLoop(self.driver, self.workload, self.recorder, self.ledger,
+                             self.payloads, name_prefix=self.tag)
+        self.loop.start()
+        self._flusher = threading.Thread(target=self._flush_loop, name="faultline-samples",
+                                         daemon=True)
+        self._flusher.start()
+
+    def _flush_loop(self) -> None:
+        while not self._stop.wait(self.flush_every_s):
+            self.sink(self.recorder.take_closed(time.monotonic(), OPS))
+
+    def stop(self) -> None:
+        if self.loop is None:
+            return
+        self.loop.stop()
+        self._stop.set()
+        self._flusher.join()
+        self.sink(self.recorder.take_all(time.monotonic(), OPS))
+
+    def acknowledged(self) -> list[Entry]:
+        return self.ledger.entries()
+
+    def verify(self) -> VerifyResult:
+        return verify(self.driver, self.ledger.entries(), self.payloads)

@@ -1,0 +1,95 @@
+"""The workload model: what COSBench calls a work.
+
+A workload is built once from a plain dict (an experiment's control arguments,
+a CLI flag, an API body) and validated as a whole: every problem is reported in
+one message, and nothing is started for an invalid workload.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .exceptions import WorkloadError
+
+OPS = ("read", "write", "delete")
+
+
+@dataclass(frozen=True)
+class Workload:
+    containers: int = 1
+    objects_per_container: int = 200
+    object_size: int = 4096  # bytes; with object_size_max, a range
+    object_size_max: int | None = None
+    mix: dict[str, int] = field(default_factory=lambda: {"read": 80, "write": 15, "delete": 5})
+    rate: float = 100.0  # ops/s, open loop
+    workers: int | None = None  # closed loop when set (capacity runs)
+    prefill: bool = True
+    ramp_s: float = 5.0  # excluded from the baseline
+    baseline_s: float = 20.0  # steady window before the fault
+    duration_s: float | None = None  # None: as long as the experiment runs
+    max_in_flight: int = 1024  # beyond this an intended start is counted as missed
+    seed: int = 1
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def size_range(self) -> tuple[int, int]:
+        return self.object_size, self.object_size_max or self.object_size
+
+
+def parse_workload(raw: dict[str, Any] | None) -> Workload:
+    """Build a Workload from a dict, rejecting unknown keys and senseless values."""
+    raw = dict(raw or {})
+    known = set(Workload.__dataclass_fields__)
+    problems = [f"unknown key {k!r}" for k in sorted(set(raw) - known)]
+    values = {k: v for k, v in raw.items() if k in known}
+    try:
+        workload = Workload(**values)
+    except TypeError as exc:  # pragma: no cover - keys are filtered above
+        raise WorkloadError(f"invalid workload: {exc}") from None
+    problems += _check(workload)
+    if problems:
+        raise WorkloadError("invalid workload: " + "; ".join(problems))
+    return workload
+
+
+def _check(w: Workload) -> list[str]:
+    problems = []
+
+    def number(name: str, value: Any, minimum: float, strict: bool) -> None:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            problems.append(f"{name} must be a number, not {value!r}")
+        elif value < minimum or (strict and value == minimum):
+            problems.append(f"{name} must be {'>' if strict else '>='} {minimum}, not {value}")
+
+    number("containers", w.containers, 1, False)
+    number("objects_per_container", w.objects_per_container, 0, False)
+    number("object_size", w.object_size, 0, True)
+    if w.object_size_max is not None:
+        number("object_size_max", w.object_size_max, w.object_size, False)
+    number("rate", w.rate, 0, True)
+    if w.workers is not None:
+        number("workers", w.workers, 1, False)
+    number("ramp_s", w.ramp_s, 0, False)
+    number("baseline_s", w.baseline_s, 0, True)
+    if w.duration_s is not None:
+        number("duration_s", w.duration_s, 0, True)
+    number("max_in_flight", w.max_in_flight, 1, False)
+    if not isinstance(w.mix, dict):
+        problems.append(f"mix must be a mapping of {', '.join(OPS)} to percentages")
+        return problems
+    unknown = sorted(set(w.mix) - set(OPS))
+    if unknown:
+        problems.append(f"mix has unknown operations {', '.join(unknown)} "
+                        f"(known: {', '.join(OPS)})")
+    shares = list(w.mix.values())
+    if any(isinstance(v, bool) or not isinstance(v, int | float) or v < 0 for v in shares):
+        problems.append("mix percentages must be numbers >= 0")
+    elif sum(shares) != 100:
+        problems.append(f"mix must sum to 100, not {sum(shares)}")
+    elif w.mix.get("read", 0) + w.mix.get("delete", 0) > 0 and w.mix.get("write", 0) == 0 \
+            and w.objects_per_container == 0:
+        problems.append("a mix that reads or deletes needs objects: set objects_per_container "
+                        "or a write share")
+    return problems

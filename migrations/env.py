@@ -1,0 +1,35 @@
+"""Alembic environment: the URL comes from the config (set by service.db) or DATABASE_URL."""
+
+import os
+
+from alembic import context
+from sqlalchemy import create_engine
+
+from service.models import Base
+
+config = context.config
+target_metadata = Base.metadata
+
+
+def _url() -> str:
+    url = config.get_main_option("sqlalchemy.url") or os.environ.get("DATABASE_URL", "")
+    if url.startswith("postgresql://"):
+        url = "postgresql+psycopg://" + url.split("://", 1)[1]
+    return url
+
+
+def run_migrations_online() -> None:
+    connectable = create_engine(_url())
+    with connectable.connect() as connection:
+        context.configure(connection=connection, target_metadata=target_metadata)
+        with context.begin_transaction():
+            context.run_migrations()
+    connectable.dispose()
+
+
+if context.is_offline_mode():
+    context.configure(url=_url(), target_metadata=target_metadata, literal_binds=True)
+    with context.begin_transaction():
+        context.run_migrations()
+else:
+    run_migrations_online()

@@ -1,0 +1,1 @@
+"""Chaos Toolkit probes: health, redundancy, recovery progress."""

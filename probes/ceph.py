@@ -1,0 +1,72 @@
+"""Ceph health and redundancy probes for Chaos Toolkit, read through python-rados."""
+
+from __future__ import annotations
+
+import time
+
+from chaoslib.exceptions import ActivityFailed
+
+from clusters.ceph_admin import CephAdmin, CephState
+from clusters.config import cluster_from_configuration
+from clusters.exceptions import ClusterError
+
+__all__ = ["health_ok", "wait_for_health_ok", "degraded_objects", "cluster_state"]
+
+
+def _state(configuration: dict | None) -> CephState:
+    cluster = cluster_from_configuration(configuration)
+    try:
+        with CephAdmin(cluster.client["conf"], cluster.client.get("keyring")) as admin:
+            return admin.state()
+    except ClusterError as exc:
+        raise ActivityFailed(str(exc)) from None
+
+
+def health_ok(configuration: dict = None) -> bool:
+    """True when the cluster is HEALTH_OK with every PG active+clean."""
+    return _state(configuration).fully_redundant
+
+
+def cluster_state(configuration: dict = None) -> dict:
+    """Health, OSDs up/in, PG states and degraded/misplaced object counts."""
+    return _state(configuration).as_dict()
+
+
+def degraded_objects(configuration: dict = None) -> int:
+    """Number of object copies the cluster reports as degraded."""
+    return _state(configuration).degraded_objects
+
+
+def wait_for_health_ok(timeout_s: float = 300, require_all_up: bool = False,
+                       configuration: dict = None) -> dict:
+    """Wait until HEALTH_OK with every PG active+clean on 3 polls in a row (Ceph briefly
+    reports all PGs clean right after an OSD boots). With require_all_up, every OSD must
+    also be up and in. Fails after timeout_s with the last state seen."""
+    cluster = cluster_from_configuration(configuration)
+    started = time.monotonic()
+    deadline = started + timeout_s
+    in_a_row = 0
+    last = None
+    try:
+        with CephAdmin(cluster.client["conf"], cluster.client.get("keyring")) as admin:
+            while time.monotonic() < deadline:
+                try:
+                    last = admin.state()
+                except ClusterError:
+                    in_a_row = 0
+                    time.sleep(1)
+                    continue
+                good = last.fully_redundant and (
+                    not require_all_up or last.num_up_osds == last.num_in_osds == last.num_osds)
+                in_a_row = in_a_row + 1 if good else 0
+                if in_a_row >= 3:
+                    return {"waited_s": round(time.monotonic() - started, 2), **last.as_dict()}
+                time.sleep(1)
+    except ClusterError as exc:
+        raise ActivityFailed(str(exc)) from None
+    seen = "nothing" if last is None else (
+        f"{last.health}, {last.num_up_osds}/{last.num_osds} OSDs up, {last.num_in_osds} in, "
+        f"{last.clean_pgs}/{last.num_pgs} PGs active+clean, "
+        f"{last.degraded_objects} degraded objects")
+    raise ActivityFailed(f"{cluster.name} not HEALTH_OK with all PGs active+clean after "
+                         f"{timeout_s:.0f} s (last seen: {seen})")

@@ -1,0 +1,1 @@
+"""The service: models, embedded database, Chaos Toolkit control, analysis, CLI and web app."""

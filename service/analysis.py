@@ -1,0 +1,216 @@
+"""The figures of a run (DESIGN.md, "What a run measures"), from its recordings. Pure.
+
+Times are seconds from t_fault, the moment the fault action returned, except
+`time_to_full_redundancy_after_restore_s`, which counts from the restore
+(`restore_at_s` says when that was). Decisions where DESIGN.md is silent:
+- the baseline window is from the end of the ramp-up to the start of the
+  second in which the fault was injected;
+- `errors` counts every failed operation from t_fault to the end of the load;
+- the fault window (for the throughput drop) runs from t_fault to full
+  redundancy (while the fault persists, else after the restore), or to the end
+  of the load if the cluster never got there;
+- "fully redundant" must hold on 3 cluster samples in a row, because right
+  after an OSD boots Ceph briefly reports all PGs clean before peering starts;
+- data at risk is the time the cluster itself reported degraded/undersized
+  data: between the kill and the detection the cluster does not know yet.
+A figure that cannot be measured is None, and `reasons` says why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from loadgen.samples import merge_histograms
+
+CLIENT_RECOVERY_HOLD_S = 10
+CLIENT_RECOVERY_TOLERANCE = 0.05
+STABLE_POLLS = 3
+
+
+@dataclass(frozen=True)
+class Second:
+    """All operations of one second of load, summed over op types and workers."""
+
+    ts: float
+    ops: int
+    bytes: int = 0
+    errors: int = 0
+    errors_by_class: dict[str, int] = field(default_factory=dict)
+    histograms: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ClusterPoint:
+    ts: float
+    fault_seen: bool
+    fully_redundant: bool  # no data below its replica count, health OK
+    complete: bool = False  # fully redundant with every daemon back (up and in)
+    at_risk: bool = False
+
+
+@dataclass(frozen=True)
+class Timeline:
+    load_start: float
+    fault: float | None
+    end: float
+    restore: float | None = None
+    ramp_s: float = 0.0
+
+
+def analyze(seconds: list[Second], points: list[ClusterPoint], tl: Timeline,
+            verify: dict[str, Any] | None = None) -> dict[str, Any]:
+    seconds = sorted(seconds, key=lambda s: s.ts)
+    points = sorted(points, key=lambda p: p.ts)
+    figures: dict[str, Any] = {}
+    reasons: dict[str, str] = {}
+    figures["reasons"] = reasons
+
+    _baseline(seconds, tl, figures, reasons)
+    if tl.fault is None:
+        for key in ("errors", "throughput_drop", "worst_second_drop", "time_to_detect_s",
+                    "time_to_client_recovery_s", "time_to_full_redundancy_s",
+                    "time_to_full_redundancy_after_restore_s", "data_at_risk_s"):
+            figures[key] = None
+            reasons[key] = "no fault was injected"
+        figures["errors_by_class"] = {}
+    else:
+        _errors(seconds, tl.fault, figures)
+        _detection(points, tl, figures, reasons)
+        _redundancy(points, tl, figures, reasons)
+        _throughput(seconds, tl, figures, reasons)
+        _client_recovery(seconds, tl.fault, figures, reasons)
+        figures["data_at_risk_s"] = _data_at_risk(points, tl)
+    figures["restore_at_s"] = (round(tl.restore - tl.fault, 3)
+                               if tl.restore is not None and tl.fault is not None else None)
+    if verify is None:
+        figures["lost_objects"] = figures["corrupt_objects"] = None
+        reasons["lost_objects"] = reasons["corrupt_objects"] = "no verify phase ran"
+    else:
+        figures["lost_objects"] = verify.get("lost_objects")
+        figures["corrupt_objects"] = verify.get("corrupt_objects")
+        figures["verified_objects"] = verify.get("checked")
+    return figures
+
+
+def _baseline(seconds: list[Second], tl: Timeline, figures: dict, reasons: dict) -> None:
+    stop = int(tl.fault) if tl.fault is not None else tl.end
+    window = [s for s in seconds if s.ts >= tl.load_start + tl.ramp_s and s.ts + 1 <= stop]
+    if not window:
+        for key in ("baseline_ops", "baseline_mbps", "baseline_p50_ms", "baseline_p99_ms"):
+            figures[key] = None
+            reasons[key] = "no complete second of load between the ramp-up and the fault"
+        return
+    figures["baseline_seconds"] = len(window)
+    figures["baseline_ops"] = round(sum(s.ops for s in window) / len(window), 2)
+    figures["baseline_mbps"] = round(sum(s.bytes for s in window) / len(window) / 1e6, 4)
+    merged = merge_histograms([h for s in window for h in s.histograms])
+    has = merged.get_total_count() > 0
+    figures["baseline_p50_ms"] = merged.get_value_at_percentile(50) / 1000 if has else None
+    figures["baseline_p99_ms"] = merged.get_value_at_percentile(99) / 1000 if has else None
+
+
+def _errors(seconds: list[Second], fault: float, figures: dict) -> None:
+    by_class: dict[str, int] = {}
+    for s in seconds:
+        if s.ts + 1 > fault:
+            for cls, n in s.errors_by_class.items():
+                by_class[cls] = by_class.get(cls, 0) + n
+    figures["errors"] = sum(by_class.values())
+    figures["errors_by_class"] = by_class
+
+
+def _first_stable(points: list[ClusterPoint], start: float, attr: str) -> float | None:
+    """Time of the first of STABLE_POLLS consecutive points (at or after start) with attr."""
+    run = 0
+    first = None
+    for p in points:
+        if p.ts < start:
+            continue
+        if getattr(p, attr):
+            run += 1
+            first = p.ts if run == 1 else first
+            if run >= STABLE_POLLS:
+                return first
+        else:
+            run = 0
+    return None
+
+
+def _detection(points: list[ClusterPoint], tl: Timeline, figures: dict, reasons: dict) -> None:
+    seen = next((p.ts for p in points if p.ts >= tl.fault and p.fault_seen), None)
+    figures["time_to_detect_s"] = round(seen - tl.fault, 3) if seen is not None else None
+    if seen is None:
+        reasons["time_to_detect_s"] = "the cluster never reported the fault"
+
+
+def _redundancy(points: list[ClusterPoint], tl: Timeline, figures: dict, reasons: dict) -> None:
+    detected = tl.fault + (figures["time_to_detect_s"] or 0.0)
+    during = _first_stable(points, detected, "fully_redundant") \
+        if figures["time_to_detect_s"] is not None else None
+    if during is not None and tl.restore is not None and during >= tl.restore:
+        during = None
+    figures["time_to_full_redundancy_s"] = round(during - tl.fault, 3) if during else None
+    if during is None:
+        reasons["time_to_full_redundancy_s"] = (
+            "the cluster never reported the fault" if figures["time_to_detect_s"] is None
+            else "not fully redundant again while the fault persisted")
+    after = _first_stable(points, tl.restore, "complete") if tl.restore is not None else None
+    figures["time_to_full_redundancy_after_restore_s"] = (
+        round(after - tl.restore, 3) if after is not None else None)
+    if after is None:
+        reasons["time_to_full_redundancy_after_restore_s"] = (
+            "the fault was not restored during the run" if tl.restore is None
+            else "not fully redundant with every daemon back before the run ended")
+    ends = [t for t in (during, after) if t is not None]
+    figures["_window_end"] = min(ends) if ends else None
+
+
+def _throughput(seconds: list[Second], tl: Timeline, figures: dict, reasons: dict) -> None:
+    end = figures.pop("_window_end") or tl.end
+    window = [s for s in seconds if s.ts + 1 > tl.fault and s.ts < end]
+    base = figures.get("baseline_ops")
+    if not base or not window:
+        figures["throughput_drop"] = figures["worst_second_drop"] = None
+        why = "no baseline" if not base else "no load during the fault window"
+        reasons["throughput_drop"] = reasons["worst_second_drop"] = why
+        return
+    mean = sum(s.ops for s in window) / len(window)
+    figures["fault_window_s"] = round(end - tl.fault, 3)
+    figures["throughput_drop"] = _fraction(1 - mean / base)
+    figures["worst_second_drop"] = _fraction(1 - min(s.ops for s in window) / base)
+
+
+def _fraction(x: float) -> float:
+    return round(min(1.0, max(0.0, x)), 4)
+
+
+def _client_recovery(seconds: list[Second], fault: float, figures: dict, reasons: dict) -> None:
+    base = figures.get("baseline_ops")
+    if not base:
+        figures["time_to_client_recovery_s"] = None
+        reasons["time_to_client_recovery_s"] = "no baseline"
+        return
+    after = [s for s in seconds if s.ts + 1 > fault]
+    good = [abs(s.ops - base) <= CLIENT_RECOVERY_TOLERANCE * base and s.errors == 0
+            for s in after]
+    for i in range(len(after) - CLIENT_RECOVERY_HOLD_S + 1):
+        if all(good[i:i + CLIENT_RECOVERY_HOLD_S]):
+            # contiguous seconds only: a gap in the samples is not a good second
+            span = after[i + CLIENT_RECOVERY_HOLD_S - 1].ts - after[i].ts
+            if span <= CLIENT_RECOVERY_HOLD_S - 1 + 1e-6:
+                figures["time_to_client_recovery_s"] = round(max(0.0, after[i].ts - fault), 3)
+                return
+    figures["time_to_client_recovery_s"] = None
+    reasons["time_to_client_recovery_s"] = (
+        f"throughput never stayed within {CLIENT_RECOVERY_TOLERANCE:.0%} of the baseline with "
+        f"zero errors for {CLIENT_RECOVERY_HOLD_S} s before the load ended")
+
+
+def _data_at_risk(points: list[ClusterPoint], tl: Timeline) -> float:
+    total = 0.0
+    for here, there in zip(points, points[1:] + [None], strict=True):
+        if here.ts < tl.fault or not here.at_risk:
+            continue
+        total += (there.ts if there is not None else tl.end) - here.ts
+    return round(total, 3)

@@ -1,0 +1,160 @@
+"""The `faultline` command line: thin wrappers over the service's functions."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+
+import click
+from sqlalchemy import select
+
+from clusters.exceptions import ClusterError
+from loadgen.exceptions import LoadError
+
+from . import db, experiments, figures
+from .models import Run
+from .report import format_report, report_dict
+
+USER_ERRORS = (ClusterError, LoadError, experiments.ExperimentError, figures.RunNotFound)
+
+
+def _fail(message: str) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(2)
+
+
+@click.group()
+def main() -> None:
+    """Faultline: chaos and degraded-mode testing for Ceph and Swift."""
+
+
+@main.command("run")
+@click.argument("experiment", type=click.Path())
+@click.option("--cluster", help="Cluster name in the inventory (default: lab-ceph).")
+@click.option("--inventory", help="Inventory file (default: the lab's).")
+def run_cmd(experiment: str, cluster: str | None, inventory: str | None) -> None:
+    """Run an experiment file through Chaos Toolkit with the Faultline control."""
+    _log_to_terminal()
+    try:
+        journal = experiments.run(experiment, cluster, inventory)
+    except USER_ERRORS as exc:
+        _fail(str(exc))
+    run_id = _latest_run_id()
+    if run_id is not None:
+        _print_report(run_id, as_json=False)
+    ok = journal.get("status") == "completed" and not journal.get("deviated")
+    sys.exit(0 if ok else 1)
+
+
+@main.command("runs")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--limit", default=50, show_default=True)
+def runs_cmd(as_json: bool, limit: int) -> None:
+    """List recent runs."""
+    with db.session_factory()() as session:
+        runs = session.execute(select(Run).order_by(Run.id.desc()).limit(limit)).scalars().all()
+        rows = [{"run_id": r.id, "title": r.title, "cluster": r.cluster, "status": r.status,
+                 "started_at": r.started_at.isoformat(),
+                 "lost_objects": (r.figures or {}).get("lost_objects")} for r in runs]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for r in rows:
+        click.echo(f"{r['run_id']:>5}  {r['started_at'][:19]}  {r['status']:<11} "
+                   f"{r['cluster']:<12} {r['title']}")
+
+
+@main.command("report")
+@click.argument("run_id", type=int)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def report_cmd(run_id: int, as_json: bool) -> None:
+    """Print a run's figures."""
+    try:
+        _print_report(run_id, as_json)
+    except figures.RunNotFound as exc:
+        _fail(str(exc))
+
+
+@main.command("verify")
+@click.argument("run_id", type=int)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def verify_cmd(run_id: int, as_json: bool) -> None:
+    """Read back every object a run acknowledged; exit 1 if any is missing or corrupt."""
+    from .audit import reverify
+
+    try:
+        result = reverify(run_id)
+    except USER_ERRORS as exc:
+        _fail(str(exc))
+    if as_json:
+        click.echo(json.dumps(result.as_dict(), indent=2))
+    else:
+        click.echo(f"run {run_id}: {result.checked} objects checked, {len(result.missing)} "
+                   f"missing, {len(result.corrupt)} corrupt, {len(result.unreadable)} unreadable")
+        for name in result.missing[:20]:
+            click.echo(f"  missing: {name}")
+    sys.exit(0 if result.ok else 1)
+
+
+@main.group("lab")
+def lab_group() -> None:
+    """The embedded lab: real clusters on this machine."""
+
+
+@lab_group.command("up")
+@click.argument("system", type=click.Choice(["ceph"]), default="ceph")
+def lab_up(system: str) -> None:
+    """Start the lab (idempotent) and write its inventory."""
+    from lab import ceph
+
+    info = ceph.up()
+    click.echo(json.dumps(info, indent=2, default=str))
+
+
+@lab_group.command("down")
+@click.option("--purge", is_flag=True, help="Also delete the lab's data.")
+def lab_down(purge: bool) -> None:
+    """Stop the lab and remove every process, mount, loop device and namespace."""
+    from lab import ceph
+
+    ceph.down(purge=purge)
+    click.echo("lab down")
+
+
+@lab_group.command("status")
+def lab_status() -> None:
+    """Show the lab's daemons, disks and health."""
+    from lab import ceph
+
+    click.echo(json.dumps(ceph.status(), indent=2, default=str))
+
+
+@main.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8080, show_default=True)
+def serve_cmd(host: str, port: int) -> None:
+    """Serve the dashboard."""
+    from .web import create_app
+
+    create_app().run(host=host, port=port)
+
+
+def _print_report(run_id: int, as_json: bool) -> None:
+    with db.session_factory()() as session:
+        data = report_dict(figures.get_run(session, run_id))
+    click.echo(json.dumps(data, indent=2) if as_json else format_report(data))
+
+
+def _latest_run_id() -> int | None:
+    with db.session_factory()() as session:
+        return session.execute(select(Run.id).order_by(Run.id.desc()).limit(1)).scalar()
+
+
+def _log_to_terminal() -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("[%(asctime)s %(levelname)s] %(message)s",
+                                           "%H:%M:%S"))
+    logger = logging.getLogger("chaostoolkit")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)

@@ -1,0 +1,235 @@
+"""The Faultline Chaos Toolkit control: steady load, cluster sampling and recording.
+
+Declared in an experiment's `controls`, it makes `chaos run` and `faultline run`
+record the same thing:
+- before the experiment: open a run in PostgreSQL, start sampling the cluster
+  every second, prefill, start the open-loop load;
+- before the method: wait out the ramp-up and the baseline window;
+- after each activity: put it on the timeline; the fault activity sets t_fault,
+  the restore activity marks the restore;
+- after the experiment (rollbacks included): keep the load for `tail_s`, stop,
+  store the ledger, verify every acknowledged object, store the journal and the
+  figures.
+
+Arguments (the control's provider `arguments`): `workload` (see
+loadgen.workload), `fault` (name of the fault activity; default the method's
+first action), `restore` (name of the restore activity), `tail_s` (default 10).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from datetime import datetime
+from typing import Any
+
+from chaoslib.exceptions import InterruptExecution
+
+from clusters.config import cluster_from_configuration
+from clusters.exceptions import ClusterError
+from clusters.preflight import check_nodes_reachable
+from loadgen.drivers import driver_for
+from loadgen.exceptions import LoadError
+from loadgen.session import LoadSession
+from loadgen.workload import parse_workload
+
+from . import db, figures
+from .recording import RunRecorder
+from .sampler import ClusterSampler
+
+logger = logging.getLogger("chaostoolkit")
+
+# Chaos Toolkit calls controls as module functions; the run in progress of each
+# experiment is kept here, keyed by the experiment object's identity.
+_runs: dict[int, RunControl] = {}
+
+
+class RunControl:
+    def __init__(self, experiment: dict, configuration: dict | None, arguments: dict):
+        self.experiment = experiment
+        self.cluster = cluster_from_configuration(configuration)
+        self.workload = parse_workload(arguments.get("workload"))
+        check_nodes_reachable(self.cluster)  # before anything starts or changes
+        self.fault_name = arguments.get("fault") or _first_action(experiment)
+        self.restore_name = arguments.get("restore")
+        self.tail_s = float(arguments.get("tail_s", 10))
+        self.sessions = db.session_factory()
+        self.recorder: RunRecorder | None = None
+        self.sampler: ClusterSampler | None = None
+        self.load: LoadSession | None = None
+        self.driver = None
+        self.fault_ts: float | None = None
+        self.last_second: dict[str, float] = {}
+        self._progress_stop = threading.Event()
+
+    @property
+    def run_id(self) -> int | None:
+        return self.recorder.run_id if self.recorder else None
+
+    def begin(self, experiment_path: str | None) -> None:
+        self.recorder = RunRecorder.create(
+            self.sessions, title=self.experiment.get("title", "untitled"),
+            cluster=self.cluster.name, cluster_kind=self.cluster.kind,
+            workload=self.workload.as_dict(), experiment_path=experiment_path)
+        logger.info(f"Faultline run {self.run_id} on {self.cluster.name}")
+        self.sampler = ClusterSampler(self.cluster, self.recorder.cluster_samples)
+        self.sampler.start()
+        self.driver = driver_for(self.cluster, self.workload)
+        self.driver.connect()
+        self.load = LoadSession(self.driver, self.workload, self._on_samples,
+                                tag=f"r{self.run_id}")
+        if self.workload.prefill:
+            count = self.load.prefill()
+            self.recorder.event("prefilled", objects=count)
+        self.load.start()
+        self.recorder.update(load_started_ts=self.load.started_at)
+        self.recorder.event("load_started", ts=self.load.started_at,
+                            rate=self.workload.rate)
+        threading.Thread(target=self._progress, name="faultline-progress", daemon=True).start()
+
+    def _on_samples(self, samples) -> None:
+        self.recorder.load_samples(samples)
+        if samples:
+            last = max(s.ts for s in samples)
+            self.last_second = {
+                "ops": sum(s.ops for s in samples if s.ts == last),
+                "errors": sum(s.error_count for s in samples if s.ts == last)}
+
+    def _progress(self) -> None:
+        while not self._progress_stop.wait(5):
+            state = self.sampler.latest or {}
+            since = f"+{time.time() - self.fault_ts:.0f}s after fault" if self.fault_ts \
+                else f"{time.time() - self.load.started_at:.0f}s into load"
+            logger.info(
+                f"[run {self.run_id} {since}] load {self.last_second.get('ops', 0):.0f} ops/s, "
+                f"{self.last_second.get('errors', 0):.0f} errors | "
+                f"{state.get('health', '?')} {state.get('num_up_osds', '?')}/"
+                f"{state.get('num_osds', '?')} OSDs up, "
+                f"{state.get('degraded_objects', '?')} degraded objects")
+
+    def wait_baseline(self) -> None:
+        until = self.load.started_at + self.workload.ramp_s + self.workload.baseline_s
+        if until > time.time():
+            logger.info(f"Measuring the baseline for {until - time.time():.0f} s")
+            time.sleep(max(0.0, until - time.time()))
+
+    def activity_done(self, activity: dict, result: dict | None) -> None:
+        name = activity.get("name")
+        status = (result or {}).get("status")
+        ts = _timestamp((result or {}).get("end")) or time.time()
+        self.recorder.event("activity", ts=ts, name=name, type=activity.get("type"),
+                            status=status, output=_jsonable((result or {}).get("output")))
+        if name == self.fault_name and self.fault_ts is None:
+            if status == "succeeded":
+                self.fault_ts = ts
+                self.recorder.update(fault_ts=ts)
+                self.recorder.event("fault_injected", ts=ts, name=name,
+                                    output=_jsonable(result.get("output")))
+            else:
+                self.recorder.event("fault_failed", ts=ts, name=name,
+                                    error=str(result.get("exception") or "")[:2000])
+        elif name == self.restore_name and status == "succeeded" and self.fault_ts:
+            self.recorder.event("restored", ts=ts, name=name)
+
+    def end(self, journal: dict | None) -> None:
+        error = None
+        try:
+            if self.load is not None and self.load.started_at is not None:
+                logger.info(f"Keeping the load on for {self.tail_s:.0f} s more")
+                time.sleep(self.tail_s)
+        finally:
+            self._progress_stop.set()
+            if self.load is not None:
+                self.load.stop()
+            if self.sampler is not None:
+                self.sampler.stop()
+        try:
+            if self.load is not None:
+                entries = self.load.acknowledged()
+                self.recorder.ledger(entries)
+                logger.info(f"Verifying {len(entries)} acknowledged objects")
+                self.recorder.update(verify=self.load.verify().as_dict())
+        except Exception as exc:  # the run's other records stay useful
+            error = f"verify failed: {exc}"
+            logger.error(error)
+        finally:
+            if self.driver is not None:
+                self.driver.close()
+        with self.sessions() as session:
+            result = figures.compute(session, self.run_id)
+        self._timeline_events(result)
+        status = (journal or {}).get("status", "failed")
+        if (journal or {}).get("deviated"):
+            status = "deviated"
+        self.recorder.finish(status if not error else "failed", figures=result, error=error,
+                             journal=_jsonable(journal))
+        logger.info(f"Faultline run {self.run_id}: {status}; "
+                    f"see `faultline report {self.run_id}`")
+
+    def _timeline_events(self, result: dict) -> None:
+        if not self.fault_ts:
+            return
+        for key, kind in (("time_to_detect_s", "cluster_noticed"),
+                          ("time_to_client_recovery_s", "client_recovered"),
+                          ("time_to_full_redundancy_s", "fully_redundant")):
+            if result.get(key) is not None:
+                self.recorder.event(kind, ts=self.fault_ts + result[key])
+
+    def fail(self, message: str) -> None:
+        if self.recorder is not None:
+            self.recorder.finish("failed", error=message)
+
+
+def before_experiment_control(context: dict, configuration: dict = None,
+                              secrets: dict = None, **arguments: Any) -> None:
+    try:
+        control = RunControl(context, configuration, arguments)
+    except (ClusterError, LoadError) as exc:
+        raise InterruptExecution(f"Faultline: {exc}") from None
+    _runs[id(context)] = control
+    try:
+        control.begin(arguments.get("experiment_path"))
+    except (ClusterError, LoadError, RuntimeError, TimeoutError) as exc:
+        control.fail(str(exc))
+        raise InterruptExecution(f"Faultline could not start the load: {exc}") from None
+
+
+def before_method_control(context: dict, experiment: dict = None, **arguments: Any) -> None:
+    control = _runs.get(id(experiment or context))
+    if control is not None and control.load is not None:
+        control.wait_baseline()
+
+
+def after_activity_control(context: dict, state: dict = None, experiment: dict = None,
+                           **arguments: Any) -> None:
+    control = _runs.get(id(experiment)) if experiment is not None else None
+    if control is not None and control.recorder is not None:
+        control.activity_done(context, state)
+
+
+def after_experiment_control(context: dict, state: dict = None, **arguments: Any) -> None:
+    control = _runs.pop(id(context), None)
+    if control is not None and control.recorder is not None:
+        control.end(state)
+
+
+def _first_action(experiment: dict) -> str | None:
+    for activity in experiment.get("method", []):
+        if activity.get("type") == "action":
+            return activity.get("name")
+    return None
+
+
+def _timestamp(value: Any) -> float | None:
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value).timestamp()
+        except ValueError:
+            return None
+    return None
+
+
+def _jsonable(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=str))

@@ -1,0 +1,74 @@
+"""Load, check and run Chaos Toolkit experiment files through chaoslib.
+
+Everything a user can get wrong (the file, the cluster, the workload) is
+checked before the experiment starts, so a bad input changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from chaoslib.exceptions import ChaosException
+from chaoslib.experiment import ensure_experiment_is_valid, run_experiment
+from chaoslib.loader import load_experiment
+
+from clusters.inventory import Cluster, load_cluster
+from clusters.paths import default_cluster, default_inventory
+from loadgen.workload import parse_workload
+
+CONTROL_MODULE = "service.control"
+
+
+class ExperimentError(Exception):
+    """The experiment file is missing, malformed or invalid."""
+
+
+def load(path: str | Path) -> dict[str, Any]:
+    path = Path(path)
+    if not path.is_file():
+        raise ExperimentError(f"experiment file {path} does not exist")
+    try:
+        json.loads(path.read_text()) if path.suffix == ".json" else None
+    except json.JSONDecodeError as exc:
+        raise ExperimentError(f"{path} is not valid JSON: {exc}") from None
+    try:
+        experiment = load_experiment(str(path))
+        ensure_experiment_is_valid(experiment)
+    except ChaosException as exc:
+        raise ExperimentError(f"{path} is not a valid experiment: {exc}") from None
+    return experiment
+
+
+def faultline_control(experiment: dict[str, Any]) -> dict[str, Any] | None:
+    for control in experiment.get("controls", []):
+        if control.get("provider", {}).get("module") == CONTROL_MODULE:
+            return control
+    return None
+
+
+def check(experiment: dict[str, Any], cluster: str | None = None,
+          inventory: str | None = None) -> Cluster:
+    """Check the target cluster and the workload; return the cluster."""
+    target = load_cluster(inventory or default_inventory(), cluster or default_cluster())
+    control = faultline_control(experiment)
+    if control is None:
+        raise ExperimentError(f"the experiment declares no {CONTROL_MODULE} control, so "
+                              "Faultline would record nothing")
+    parse_workload(control["provider"].get("arguments", {}).get("workload"))
+    return target
+
+
+def run(path: str | Path, cluster: str | None = None,
+        inventory: str | None = None) -> dict[str, Any]:
+    """Run an experiment file on a cluster; return the Chaos Toolkit journal."""
+    experiment = load(path)
+    target = check(experiment, cluster, inventory)
+    # The experiment reads its target from these, exactly as under `chaos run`.
+    os.environ["FAULTLINE_CLUSTER"] = target.name
+    os.environ["FAULTLINE_INVENTORY"] = str(inventory or default_inventory())
+    control = faultline_control(experiment)
+    control["provider"].setdefault("arguments", {})["experiment_path"] = str(Path(path))
+    return run_experiment(experiment, settings={})

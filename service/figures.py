@@ -1,0 +1,71 @@
+"""Compute a stored run's figures from its recordings (the bridge from rows to analysis)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from .analysis import ClusterPoint, Second, Timeline, analyze
+from .models import ClusterSample, Event, LoadSample, Run
+
+
+class RunNotFound(LookupError):
+    pass
+
+
+def get_run(session: Session, run_id: int) -> Run:
+    run = session.get(Run, run_id)
+    if run is None:
+        raise RunNotFound(f"run {run_id} does not exist")
+    return run
+
+
+def seconds_of(session: Session, run_id: int) -> list[Second]:
+    """Per-second load summed over op types."""
+    rows = session.execute(select(LoadSample).where(LoadSample.run_id == run_id)).scalars()
+    acc: dict[float, dict[str, Any]] = defaultdict(
+        lambda: {"ops": 0, "bytes": 0, "errors": 0, "by_class": defaultdict(int), "h": []})
+    for r in rows:
+        a = acc[r.ts]
+        a["ops"] += r.ops
+        a["bytes"] += r.bytes
+        a["errors"] += r.errors
+        for cls, n in r.errors_by_class.items():
+            a["by_class"][cls] += n
+        if r.histogram:
+            a["h"].append(r.histogram)
+    return [Second(ts=ts, ops=a["ops"], bytes=a["bytes"], errors=a["errors"],
+                   errors_by_class=dict(a["by_class"]), histograms=tuple(a["h"]))
+            for ts, a in sorted(acc.items())]
+
+
+def points_of(session: Session, run_id: int) -> list[ClusterPoint]:
+    rows = session.execute(select(ClusterSample).where(ClusterSample.run_id == run_id)
+                           .order_by(ClusterSample.ts)).scalars()
+    points = []
+    for r in rows:
+        s = r.state
+        complete = bool(s.get("fully_redundant")) and \
+            s.get("num_up_osds") == s.get("num_in_osds") == s.get("num_osds")
+        points.append(ClusterPoint(ts=r.ts, fault_seen=bool(s.get("fault_seen")),
+                                   fully_redundant=bool(s.get("fully_redundant")),
+                                   complete=complete, at_risk=bool(s.get("at_risk"))))
+    return points
+
+
+def compute(session: Session, run_id: int) -> dict[str, Any]:
+    run = get_run(session, run_id)
+    seconds = seconds_of(session, run_id)
+    points = points_of(session, run_id)
+    restore = session.execute(select(Event.ts).where(Event.run_id == run_id,
+                                                     Event.kind == "restored")
+                              .order_by(Event.ts).limit(1)).scalar()
+    ends = [s.ts + 1 for s in seconds] + [p.ts for p in points]
+    timeline = Timeline(load_start=run.load_started_ts or (seconds[0].ts if seconds else 0.0),
+                        fault=run.fault_ts, restore=restore,
+                        end=max(ends) if ends else (run.fault_ts or 0.0),
+                        ramp_s=float(run.workload.get("ramp_s", 0.0)))
+    return analyze(seconds, points, timeline, run.verify)

@@ -1,0 +1,98 @@
+"""SQLAlchemy 2 models: runs and everything a run records. No I/O beyond the ORM."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import BigInteger, DateTime, Float, ForeignKey, Integer, String, Text, func
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {dict[str, Any]: JSONB, list[Any]: JSONB}
+
+
+class Run(Base):
+    """One execution of an experiment on a cluster with a workload."""
+
+    __tablename__ = "runs"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    title: Mapped[str] = mapped_column(String(500))
+    experiment_path: Mapped[str | None] = mapped_column(Text)
+    cluster: Mapped[str] = mapped_column(String(200), index=True)
+    cluster_kind: Mapped[str] = mapped_column(String(20))
+    status: Mapped[str] = mapped_column(String(20), default="running", index=True)
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True),
+                                                 server_default=func.now())
+    ended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    load_started_ts: Mapped[float | None] = mapped_column(Float)
+    fault_ts: Mapped[float | None] = mapped_column(Float)
+    workload: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    figures: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    verify: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    journal: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    error: Mapped[str | None] = mapped_column(Text)
+
+    events: Mapped[list[Event]] = relationship(back_populates="run", order_by="Event.ts",
+                                               cascade="all, delete-orphan")
+
+
+class Event(Base):
+    """A moment on a run's timeline: fault injected, cluster noticed, restored, healthy."""
+
+    __tablename__ = "events"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    ts: Mapped[float] = mapped_column(Float)
+    kind: Mapped[str] = mapped_column(String(50))
+    detail: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+    run: Mapped[Run] = relationship(back_populates="events")
+
+
+class LoadSample(Base):
+    """One second of one operation type, as the load generator saw it."""
+
+    __tablename__ = "load_samples"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    ts: Mapped[float] = mapped_column(Float)
+    op: Mapped[str] = mapped_column(String(20))
+    ops: Mapped[int] = mapped_column(Integer)
+    bytes: Mapped[int] = mapped_column(BigInteger)
+    errors: Mapped[int] = mapped_column(Integer)
+    errors_by_class: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    missed: Mapped[int] = mapped_column(Integer, default=0)
+    p50_ms: Mapped[float | None] = mapped_column(Float)
+    p99_ms: Mapped[float | None] = mapped_column(Float)
+    max_ms: Mapped[float | None] = mapped_column(Float)
+    histogram: Mapped[str] = mapped_column(Text, default="")
+
+
+class ClusterSample(Base):
+    """The cluster's own view of itself at one moment (health, PGs, degraded objects)."""
+
+    __tablename__ = "cluster_samples"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), index=True)
+    ts: Mapped[float] = mapped_column(Float)
+    health: Mapped[str] = mapped_column(String(30))
+    state: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class LedgerEntry(Base):
+    """An acknowledged write, so the verify phase can read it back."""
+
+    __tablename__ = "ledger_entries"
+
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"),
+                                        primary_key=True)
+    container: Mapped[str] = mapped_column(String(200), primary_key=True)
+    name: Mapped[str] = mapped_column(String(500), primary_key=True)
+    size: Mapped[int] = mapped_column(BigInteger)

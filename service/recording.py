@@ -1,0 +1,78 @@
+"""Write a run and what it records into PostgreSQL, in batches (never one row per op)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import insert, select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from loadgen.ledger import Entry
+from loadgen.samples import Sample
+
+from .models import ClusterSample, Event, LedgerEntry, LoadSample, Run
+
+
+class RunRecorder:
+    """Owns one run row; thread-safe, since load, sampler and control all record."""
+
+    def __init__(self, sessions: sessionmaker[Session], run_id: int):
+        self.sessions = sessions
+        self.run_id = run_id
+        self._lock = threading.Lock()
+
+    @classmethod
+    def create(cls, sessions: sessionmaker[Session], *, title: str, cluster: str,
+               cluster_kind: str, workload: dict[str, Any],
+               experiment_path: str | None = None) -> RunRecorder:
+        with sessions.begin() as session:
+            run = Run(title=title, cluster=cluster, cluster_kind=cluster_kind,
+                      workload=workload, experiment_path=experiment_path, status="running")
+            session.add(run)
+            session.flush()
+            run_id = run.id
+        return cls(sessions, run_id)
+
+    def update(self, **values: Any) -> None:
+        with self._lock, self.sessions.begin() as session:
+            session.execute(update(Run).where(Run.id == self.run_id).values(**values))
+
+    def event(self, kind: str, ts: float | None = None, **detail: Any) -> None:
+        with self._lock, self.sessions.begin() as session:
+            session.add(Event(run_id=self.run_id, ts=ts or time.time(), kind=kind,
+                              detail=detail))
+
+    def load_samples(self, samples: list[Sample]) -> None:
+        rows = [{"run_id": self.run_id, "ts": s.ts, "op": s.op, "ops": s.ops,
+                 "bytes": s.bytes, "errors": s.error_count, "errors_by_class": s.errors,
+                 "missed": s.missed, "p50_ms": s.p50_ms, "p99_ms": s.p99_ms,
+                 "max_ms": s.max_ms, "histogram": s.histogram} for s in samples]
+        if rows:
+            with self._lock, self.sessions.begin() as session:
+                session.execute(insert(LoadSample), rows)
+
+    def cluster_samples(self, samples: list[tuple[float, str, dict[str, Any]]]) -> None:
+        rows = [{"run_id": self.run_id, "ts": ts, "health": health, "state": state}
+                for ts, health, state in samples]
+        if rows:
+            with self._lock, self.sessions.begin() as session:
+                session.execute(insert(ClusterSample), rows)
+
+    def ledger(self, entries: list[Entry]) -> None:
+        rows = [{"run_id": self.run_id, "container": e.container, "name": e.name,
+                 "size": e.size} for e in entries]
+        with self._lock, self.sessions.begin() as session:
+            for i in range(0, len(rows), 5000):
+                session.execute(insert(LedgerEntry), rows[i:i + 5000])
+
+    def finish(self, status: str, **values: Any) -> None:
+        self.update(status=status, ended_at=datetime.now(UTC), **values)
+
+
+def load_ledger(session: Session, run_id: int) -> list[Entry]:
+    rows = session.execute(select(LedgerEntry.container, LedgerEntry.name, LedgerEntry.size)
+                           .where(LedgerEntry.run_id == run_id)).all()
+    return [Entry(c, n, s) for c, n, s in rows]
