@@ -17,6 +17,7 @@ from chaoslib.loader import load_experiment
 
 from clusters.inventory import Cluster, load_cluster
 from clusters.paths import default_cluster, default_inventory
+from clusters.preflight import check_nodes_reachable
 from loadgen.workload import parse_workload
 
 CONTROL_MODULE = "service.control"
@@ -51,13 +52,14 @@ def faultline_control(experiment: dict[str, Any]) -> dict[str, Any] | None:
 
 def check(experiment: dict[str, Any], cluster: str | None = None,
           inventory: str | None = None) -> Cluster:
-    """Check the target cluster and the workload; return the cluster."""
+    """Check the target cluster, the workload and that the nodes answer; return the cluster."""
     target = load_cluster(inventory or default_inventory(), cluster or default_cluster())
     control = faultline_control(experiment)
     if control is None:
         raise ExperimentError(f"the experiment declares no {CONTROL_MODULE} control, so "
                               "Faultline would record nothing")
     parse_workload(control["provider"].get("arguments", {}).get("workload"))
+    check_nodes_reachable(target)
     return target
 
 

@@ -1,0 +1,41 @@
+"""The Flask app: an app factory; each area is a blueprint registered here.
+
+The web process never runs an experiment: it reads what runs recorded.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from flask import Flask, abort, send_from_directory
+
+from .. import db
+
+ASSETS = Path(__file__).resolve().parent / "node_modules"
+VENDOR_FILES = {
+    "chart.umd.js": "chart.js/dist/chart.umd.js",
+    "chartjs-plugin-annotation.min.js": "chartjs-plugin-annotation/dist/"
+                                        "chartjs-plugin-annotation.min.js",
+}
+
+
+def create_app(config: dict[str, Any] | None = None) -> Flask:
+    app = Flask(__name__)
+    app.config.update(DATABASE_URL=None)
+    app.config.update(config or {})
+    app.extensions["faultline.sessions"] = db.session_factory(app.config["DATABASE_URL"])
+
+    from . import runs
+
+    runs.init_app(app)
+
+    @app.get("/vendor/<name>")
+    def vendor(name: str):
+        # Chart libraries come from npm (installed by `make setup`), never from this repo.
+        if name not in VENDOR_FILES:
+            abort(404)
+        path = ASSETS / VENDOR_FILES[name]
+        return send_from_directory(path.parent, path.name)
+
+    return app

@@ -1,0 +1,51 @@
+# Faultline: `make demo` and `make test` set up everything they need on first use.
+SHELL := /bin/bash
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.faultline-installed
+WEB := service/web
+
+.PHONY: setup demo test test-unit test-lab lint lab-up lab-down clean .debian-packages
+
+setup: $(STAMP) $(WEB)/node_modules/.package-lock.json
+
+.debian-packages:
+	@scripts/install-debian-packages
+
+$(STAMP): pyproject.toml | .debian-packages
+	@test -x $(BIN)/python || /usr/bin/python3 -m venv --system-site-packages $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	@$(BIN)/python -c 'import rados' || { echo "python3-rados is not visible from $(VENV)"; exit 1; }
+	@touch $@
+
+$(WEB)/node_modules/.package-lock.json: $(WEB)/package.json | .debian-packages
+	cd $(WEB) && npm install --no-audit --no-fund --silent
+
+demo: setup
+	$(BIN)/faultline lab up ceph
+	$(BIN)/faultline run experiments/ceph-kill-osd.json
+	@echo
+	@echo "See the run page:   $(BIN)/faultline serve   then open http://127.0.0.1:8080/"
+	@echo "Runs so far:        $(BIN)/faultline runs"
+	@echo "The lab is still up. Take it down with:  make lab-down"
+
+test: setup lint test-unit test-lab
+
+lint: setup
+	$(BIN)/ruff check .
+
+test-unit: setup
+	$(BIN)/python -m pytest -q tests/unit
+
+test-lab: setup
+	$(BIN)/python -m pytest -q tests/integration
+
+lab-up: setup
+	$(BIN)/faultline lab up ceph
+
+lab-down: setup
+	$(BIN)/faultline lab down
+
+clean: lab-down
+	rm -rf $(VENV) $(WEB)/node_modules

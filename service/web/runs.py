@@ -1,0 +1,69 @@
+"""Run list, run page and the run's time series as JSON."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Flask, abort, current_app, jsonify, render_template
+from sqlalchemy import select
+
+from ..figures import RunNotFound, get_run
+from ..models import ClusterSample, Event, LoadSample, Run
+from ..report import report_dict
+
+bp = Blueprint("runs", __name__)
+
+
+def _session():
+    return current_app.extensions["faultline.sessions"]()
+
+
+@bp.get("/")
+def index():
+    with _session() as session:
+        runs = session.execute(select(Run).order_by(Run.id.desc()).limit(200)).scalars().all()
+        rows = [report_dict(r) for r in runs]
+    return render_template("runs.html", runs=rows)
+
+
+@bp.get("/runs/<int:run_id>")
+def show(run_id: int):
+    with _session() as session:
+        try:
+            run = get_run(session, run_id)
+        except RunNotFound as exc:
+            abort(404, description=str(exc))
+        data = report_dict(run)
+        events = [{"t": e.ts, "kind": e.kind, "detail": e.detail} for e in run.events]
+    return render_template("run.html", run=data, events=events)
+
+
+@bp.get("/runs/<int:run_id>/series.json")
+def series(run_id: int):
+    """Per-second ops, errors and p99 (summed over op types), cluster health, and events."""
+    with _session() as session:
+        try:
+            run = get_run(session, run_id)
+        except RunNotFound as exc:
+            abort(404, description=str(exc))
+        per_second: dict[float, dict] = {}
+        for s in session.execute(select(LoadSample).where(LoadSample.run_id == run_id)
+                                 .order_by(LoadSample.ts)).scalars():
+            row = per_second.setdefault(s.ts, {"ops": 0, "errors": 0, "p99_ms": 0.0})
+            row["ops"] += s.ops
+            row["errors"] += s.errors
+            row["p99_ms"] = max(row["p99_ms"], s.p99_ms or 0.0)
+        origin = run.fault_ts or run.load_started_ts or 0.0
+        health = [{"t": round(c.ts - origin, 2), "health": c.health,
+                   "degraded": c.state.get("degraded_objects")}
+                  for c in session.execute(select(ClusterSample)
+                                           .where(ClusterSample.run_id == run_id)
+                                           .order_by(ClusterSample.ts)).scalars()]
+        events = [{"t": round(e.ts - origin, 2), "kind": e.kind}
+                  for e in session.execute(select(Event).where(Event.run_id == run_id)
+                                           .order_by(Event.ts)).scalars()]
+    load = [{"t": round(ts - origin, 2), **v} for ts, v in sorted(per_second.items())]
+    return jsonify(origin="fault" if run.fault_ts else "load start", load=load,
+                   cluster=health, events=events)
+
+
+def init_app(app: Flask) -> None:
+    app.register_blueprint(bp)

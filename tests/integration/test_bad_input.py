@@ -1,0 +1,97 @@
+"""Bad input gets one clear message, a non-zero exit, and changes nothing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, func, select
+from sqlalchemy.orm import Session
+
+from clusters.ceph_admin import CephAdmin
+from service.models import Run
+
+REPO = Path(__file__).resolve().parents[2]
+EXPERIMENT = json.loads((REPO / "experiments" / "ceph-kill-osd.json").read_text())
+
+pytestmark = pytest.mark.lab
+
+
+def _with_workload(**changes) -> dict:
+    experiment = json.loads(json.dumps(EXPERIMENT))
+    experiment["controls"][0]["provider"]["arguments"]["workload"].update(changes)
+    return experiment
+
+
+def _run_count(url: str) -> int:
+    with Session(create_engine(url)) as session:
+        return session.execute(select(func.count(Run.id))).scalar_one()
+
+
+CASES = [
+    ("not-json", "{ this is not json", [], "is not valid JSON"),
+    ("no-method", json.dumps({"title": "t", "description": "d"}), [],
+     "is not a valid experiment"),
+    ("negative-rate", json.dumps(_with_workload(rate=-5)), [],
+     "invalid workload: rate must be > 0, not -5"),
+    ("bad-mix", json.dumps(_with_workload(mix={"read": 50, "write": 10})), [],
+     "invalid workload: mix must sum to 100, not 60"),
+    ("size-zero", json.dumps(_with_workload(object_size=0)), [],
+     "invalid workload: object_size must be > 0, not 0"),
+    ("unknown-cluster", json.dumps(EXPERIMENT), ["--cluster", "nope"],
+     "unknown cluster 'nope'"),
+]
+
+
+@pytest.mark.parametrize(("name", "content", "args", "message"), CASES,
+                         ids=[c[0] for c in CASES])
+def test_bad_input_is_refused_and_changes_nothing(name, content, args, message, tmp_path,
+                                                  env, database_url, ceph_cluster):
+    path = tmp_path / f"{name}.json"
+    path.write_text(content)
+    before = _run_count(database_url)
+    done = subprocess.run(["faultline", "run", str(path), *args], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert done.stderr.count("error:") == 1
+    assert _run_count(database_url) == before
+    with CephAdmin(ceph_cluster.client["conf"]) as admin:
+        assert admin.state().num_up_osds == 4
+
+
+def test_missing_experiment_file_is_refused(env, tmp_path):
+    done = subprocess.run(["faultline", "run", str(tmp_path / "absent.json")], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "does not exist" in done.stderr
+
+
+def test_unknown_run_is_refused(env, database_url):
+    done = subprocess.run(["faultline", "report", "999999"], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "run 999999 does not exist" in done.stderr
+
+
+def test_unreachable_node_is_refused_before_anything_starts(tmp_path, env, database_url,
+                                                            ceph_cluster):
+    import yaml
+
+    from clusters.paths import default_inventory
+
+    inventory = yaml.safe_load(default_inventory().read_text())
+    spec = inventory["clusters"]["lab-ceph"]
+    spec["nodes"][0]["address"] = "10.77.0.99"  # on the lab bridge's subnet, held by no node
+    bad = tmp_path / "inventory.yaml"
+    bad.write_text(yaml.safe_dump(inventory))
+    experiment = tmp_path / "exp.json"
+    experiment.write_text(json.dumps(EXPERIMENT))
+    before = _run_count(database_url)
+    done = subprocess.run(["faultline", "run", str(experiment), "--inventory", str(bad)],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert "node node1 (10.77.0.99:22) is unreachable" in done.stderr
+    assert _run_count(database_url) == before
