@@ -159,6 +159,9 @@ def _parse_cluster(name: str, spec: Any, problems: list[str]) -> Cluster | None:
     if kind not in KINDS:
         problems.append(f"{where}: kind must be one of {', '.join(KINDS)}, not {kind!r}")
     ssh_defaults = spec.get("ssh") or {}
+    if not isinstance(ssh_defaults, dict):
+        problems.append(f"{where}: ssh must be a mapping")
+        ssh_defaults = {}
     nodes = [_parse_node(where, n, ssh_defaults, problems) for n in _list(spec, "nodes", where,
                                                                           problems)]
     nodes = [n for n in nodes if n is not None]
@@ -203,7 +206,11 @@ def _parse_node(where: str, raw: Any, ssh_defaults: dict, problems: list[str]) -
     if missing:
         problems.append(f"{where}: a node lacks {', '.join(missing)}")
         return None
-    ssh = _build(SshAccess, {**ssh_defaults, **(raw.get("ssh") or {})},
+    node_ssh = raw.get("ssh") or {}
+    if not isinstance(node_ssh, dict):
+        problems.append(f"{where}: node {raw['name']} ssh must be a mapping")
+        node_ssh = {}
+    ssh = _build(SshAccess, {**ssh_defaults, **node_ssh},
                  f"{where} node {raw['name']} ssh", problems) or SshAccess()
     return Node(name=str(raw["name"]), address=str(raw["address"]), zone=raw.get("zone"),
                 ssh=ssh, netns=raw.get("netns"))

@@ -341,7 +341,7 @@ def wait_healthy(admin: CephAdmin, timeout: float = HEALTH_TIMEOUT) -> CephState
         except ClusterError:
             last = None
         in_a_row = in_a_row + 1 if last is not None and _settled(last) else 0
-        if in_a_row >= CLEAN_POLLS:
+        if in_a_row >= CLEAN_POLLS and last is not None:
             return last
         time.sleep(1.0)
     raise LabError(

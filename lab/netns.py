@@ -123,6 +123,16 @@ def delete_network() -> None:
         _ip("netns", "del", netns, check=False)
     if link_exists(BRIDGE):
         _ip("link", "del", BRIDGE, check=False)
+    _release_netns_dir()
+
+
+def _release_netns_dir() -> None:
+    """`ip netns add` bind-mounts /run/netns on itself and never undoes it: undo it if unused."""
+    if NETNS_DIR.is_dir() and not any(NETNS_DIR.iterdir()):
+        mounted = any(line.split()[1] == str(NETNS_DIR)
+                      for line in Path("/proc/mounts").read_text().splitlines())
+        if mounted:
+            subprocess.run(["umount", str(NETNS_DIR)], check=False, capture_output=True)
 
 
 def pids_in(netns: str) -> list[int]:

@@ -65,9 +65,14 @@ def _check(w: Workload) -> list[str]:
 
     number("containers", w.containers, 1, False)
     number("objects_per_container", w.objects_per_container, 0, False)
+    size_problems = len(problems)
     number("object_size", w.object_size, 0, True)
     if w.object_size_max is not None:
-        number("object_size_max", w.object_size_max, w.object_size, False)
+        # compared with object_size only when that is valid (it may not even be a number)
+        if len(problems) == size_problems:
+            number("object_size_max", w.object_size_max, w.object_size, False)
+        else:
+            number("object_size_max", w.object_size_max, 0, True)
     number("rate", w.rate, 0, True)
     if w.workers is not None:
         number("workers", w.workers, 1, False)

@@ -150,7 +150,8 @@ def _redundancy(points: list[ClusterPoint], tl: Timeline, figures: dict, reasons
         if figures["time_to_detect_s"] is not None else None
     if during is not None and tl.restore is not None and during >= tl.restore:
         during = None
-    figures["time_to_full_redundancy_s"] = round(during - tl.fault, 3) if during else None
+    figures["time_to_full_redundancy_s"] = (round(during - tl.fault, 3)
+                                         if during is not None else None)
     if during is None:
         reasons["time_to_full_redundancy_s"] = (
             "the cluster never reported the fault" if figures["time_to_detect_s"] is None
@@ -167,7 +168,8 @@ def _redundancy(points: list[ClusterPoint], tl: Timeline, figures: dict, reasons
 
 
 def _throughput(seconds: list[Second], tl: Timeline, figures: dict, reasons: dict) -> None:
-    end = figures.pop("_window_end") or tl.end
+    end = figures.pop("_window_end")
+    end = tl.end if end is None else end
     window = [s for s in seconds if s.ts + 1 > tl.fault and s.ts < end]
     base = figures.get("baseline_ops")
     if not base or not window:

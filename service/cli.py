@@ -40,9 +40,10 @@ def run_cmd(experiment: str, cluster: str | None, inventory: str | None) -> None
         journal = experiments.run(experiment, cluster, inventory)
     except USER_ERRORS as exc:
         _fail(str(exc))
-    run_id = _latest_run_id()
-    if run_id is not None:
-        _print_report(run_id, as_json=False)
+    run_id = journal.get("faultline_run_id")
+    if run_id is None:
+        _fail(f"the experiment ended {journal.get('status')} before Faultline started a run")
+    _print_report(run_id, as_json=False)
     ok = journal.get("status") == "completed" and not journal.get("deviated")
     sys.exit(0 if ok else 1)
 
@@ -144,11 +145,6 @@ def _print_report(run_id: int, as_json: bool) -> None:
     with db.session_factory()() as session:
         data = report_dict(figures.get_run(session, run_id))
     click.echo(json.dumps(data, indent=2) if as_json else format_report(data))
-
-
-def _latest_run_id() -> int | None:
-    with db.session_factory()() as session:
-        return session.execute(select(Run.id).order_by(Run.id.desc()).limit(1)).scalar()
 
 
 def _log_to_terminal() -> None:

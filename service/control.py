@@ -177,7 +177,16 @@ class RunControl:
             if result.get(key) is not None:
                 self.recorder.event(kind, ts=self.fault_ts + result[key])
 
-    def fail(self, message: str) -> None:
+    def abandon(self, message: str) -> None:
+        """Stop whatever begin() had started, and mark the run failed."""
+        self._progress_stop.set()
+        for stop in (self.load and self.load.stop, self.sampler and self.sampler.stop,
+                     self.driver and self.driver.close):
+            if stop:
+                try:
+                    stop()
+                except Exception as exc:  # keep stopping the others
+                    logger.error(f"while abandoning run {self.run_id}: {exc}")
         if self.recorder is not None:
             self.recorder.finish("failed", error=message)
 
@@ -188,12 +197,12 @@ def before_experiment_control(context: dict, configuration: dict = None,
         control = RunControl(context, configuration, arguments)
     except (ClusterError, LoadError) as exc:
         raise InterruptExecution(f"Faultline: {exc}") from None
-    _runs[id(context)] = control
     try:
         control.begin(arguments.get("experiment_path"))
     except (ClusterError, LoadError, RuntimeError, TimeoutError) as exc:
-        control.fail(str(exc))
+        control.abandon(str(exc))
         raise InterruptExecution(f"Faultline could not start the load: {exc}") from None
+    _runs[id(context)] = control
 
 
 def before_method_control(context: dict, experiment: dict = None, **arguments: Any) -> None:
@@ -212,6 +221,8 @@ def after_activity_control(context: dict, state: dict = None, experiment: dict =
 def after_experiment_control(context: dict, state: dict = None, **arguments: Any) -> None:
     control = _runs.pop(id(context), None)
     if control is not None and control.recorder is not None:
+        if state is not None:
+            state["faultline_run_id"] = control.run_id  # the journal names its run
         control.end(state)
 
 

@@ -1,0 +1,351 @@
+"""The figures of a run (DESIGN.md "What a run measures") from synthetic series with known answers.
+
+The scenario: load from t=0 at 100 ops/s, fault at t=100, zero throughput (and
+timeouts) for 3 s, then back at baseline. The cluster notices at t=102, is
+fully redundant again (while the fault persists) from t=120, the fault is
+restored at t=130 and every daemon is back from t=133. The run ends at t=160.
+"""
+
+import pytest
+
+from loadgen.samples import new_histogram
+from service.analysis import ClusterPoint, Second, Timeline, analyze
+
+BASE = 100
+FAULT = 100.0
+END = 160.0
+
+
+def histogram_of(*values_us):
+    h = new_histogram()
+    for v in values_us:
+        h.record_value(v)
+    return h.encode().decode()
+
+
+def load(ops_at=None, errors_at=None, start=0, end=int(END), skip=()):
+    """One Second per second; ops default to BASE except during the 3 s dip."""
+    ops_at = {100: 0, 101: 0, 102: 0} if ops_at is None else ops_at
+    errors_at = {100: {"timeout": 20}, 101: {"timeout": 20}, 102: {"timeout": 5, "EIO": 1}} \
+        if errors_at is None else errors_at
+    seconds = []
+    for t in range(start, end):
+        if t in skip:
+            continue
+        by_class = errors_at.get(t, {})
+        seconds.append(Second(ts=float(t), ops=ops_at.get(t, BASE), bytes=BASE * 4096,
+                              errors=sum(by_class.values()), errors_by_class=by_class))
+    return seconds
+
+
+def cluster(detect=102.0, redundant_from=120.0, complete_from=133.0, at_risk=(103.0, 115.0),
+            flapping=(), start=90, end=int(END)):
+    """One ClusterPoint per second."""
+    points = []
+    for t in map(float, range(start, end)):
+        seen = detect is not None and t >= detect
+        redundant = not seen or (redundant_from is not None and t >= redundant_from) \
+            or t in flapping
+        complete = not seen or (complete_from is not None and t >= complete_from)
+        risky = at_risk is not None and at_risk[0] <= t < at_risk[1]
+        points.append(ClusterPoint(ts=t, fault_seen=seen, fully_redundant=redundant,
+                                   complete=complete, at_risk=risky))
+    return points
+
+
+def timeline(fault=FAULT, restore=130.0, ramp_s=0.0, load_start=0.0, end=END):
+    return Timeline(load_start=load_start, fault=fault, end=end, restore=restore, ramp_s=ramp_s)
+
+
+def figures(seconds=None, points=None, tl=None, verify=None):
+    return analyze(load() if seconds is None else seconds,
+                   cluster() if points is None else points,
+                   timeline() if tl is None else tl, verify)
+
+
+# baseline ---------------------------------------------------------------------------------
+
+
+def test_baseline_is_the_mean_throughput_before_the_fault():
+    result = figures()
+
+    assert result["baseline_ops"] == 100.0
+    assert result["baseline_seconds"] == 100
+    assert result["baseline_mbps"] == pytest.approx(0.4096)
+
+
+def test_baseline_excludes_the_ramp_up():
+    seconds = load(ops_at={t: 10 for t in range(10)} | {100: 0, 101: 0, 102: 0})
+
+    result = figures(seconds, tl=timeline(ramp_s=10.0))
+
+    assert result["baseline_ops"] == 100.0
+    assert result["baseline_seconds"] == 90
+
+
+def test_baseline_excludes_the_second_in_which_the_fault_was_injected():
+    seconds = load(ops_at={100: 0, 101: 0, 102: 0})
+
+    result = figures(seconds, tl=timeline(fault=100.5))
+
+    assert result["baseline_seconds"] == 100
+    assert result["baseline_ops"] == 100.0
+
+
+def test_baseline_latency_is_the_exact_percentile_of_all_baseline_operations():
+    fast, slow = histogram_of(*[1000] * 98), histogram_of(2000, 2000)
+    seconds = [Second(ts=float(t), ops=100, histograms=(fast, slow)) for t in range(100)]
+
+    result = figures(seconds)
+
+    assert result["baseline_p50_ms"] == 1.0
+    assert result["baseline_p99_ms"] == 2.0
+
+
+def test_no_baseline_when_no_complete_second_precedes_the_fault():
+    result = figures(tl=timeline(ramp_s=100.0))
+
+    assert result["baseline_ops"] is None
+    assert result["reasons"]["baseline_ops"] == \
+        "no complete second of load between the ramp-up and the fault"
+    assert result["throughput_drop"] is None
+    assert result["reasons"]["throughput_drop"] == "no baseline"
+    assert result["time_to_client_recovery_s"] is None
+    assert result["reasons"]["time_to_client_recovery_s"] == "no baseline"
+
+
+# errors -----------------------------------------------------------------------------------
+
+
+def test_errors_count_every_failed_operation_from_the_fault_on_by_class():
+    seconds = load(errors_at={50: {"timeout": 7},  # before the fault: not counted
+                              100: {"timeout": 20}, 101: {"timeout": 20},
+                              102: {"timeout": 5, "EIO": 1}, 150: {"ENOENT": 2}})
+
+    result = figures(seconds)
+
+    assert result["errors"] == 48
+    assert result["errors_by_class"] == {"timeout": 45, "EIO": 1, "ENOENT": 2}
+
+
+# throughput drop --------------------------------------------------------------------------
+
+
+def test_throughput_drop_is_over_the_fault_window_up_to_full_redundancy():
+    result = figures()
+
+    # window 100..119: 3 s at 0, 17 s at 100 -> mean 85
+    assert result["fault_window_s"] == 20.0
+    assert result["throughput_drop"] == 0.15
+
+
+def test_worst_second_drop_is_1_when_throughput_reaches_zero():
+    assert figures()["worst_second_drop"] == 1.0
+
+
+def test_fault_window_runs_to_the_end_when_the_cluster_never_recovers():
+    result = figures(points=cluster(redundant_from=None, complete_from=None))
+
+    # window 100..159: 3 s at 0 out of 60
+    assert result["fault_window_s"] == 60.0
+    assert result["throughput_drop"] == 0.05
+
+
+def test_drop_fractions_are_clamped_at_zero_when_throughput_rises():
+    seconds = load(ops_at={t: 150 for t in range(100, 160)}, errors_at={})
+
+    result = figures(seconds)
+
+    assert result["throughput_drop"] == 0.0
+    assert result["worst_second_drop"] == 0.0
+
+
+# time to detect ---------------------------------------------------------------------------
+
+
+def test_time_to_detect_is_the_first_cluster_report_of_the_fault():
+    assert figures()["time_to_detect_s"] == 2.0
+
+
+def test_a_fault_reported_before_the_injection_is_not_a_detection():
+    points = [ClusterPoint(ts=95.0, fault_seen=True, fully_redundant=False)] + \
+        [p for p in cluster() if p.ts != 95.0]
+
+    assert figures(points=points)["time_to_detect_s"] == 2.0
+
+
+def test_never_detected_is_none_with_a_reason():
+    result = figures(points=cluster(detect=None))
+
+    assert result["time_to_detect_s"] is None
+    assert result["reasons"]["time_to_detect_s"] == "the cluster never reported the fault"
+    assert result["time_to_full_redundancy_s"] is None
+    assert result["reasons"]["time_to_full_redundancy_s"] == \
+        "the cluster never reported the fault"
+
+
+# time to client recovery ------------------------------------------------------------------
+
+
+def test_client_recovery_is_the_start_of_10_good_seconds():
+    assert figures()["time_to_client_recovery_s"] == 3.0
+
+
+def test_a_second_exactly_5_percent_below_baseline_is_good():
+    seconds = load(ops_at={100: 0, 101: 0, 102: 0} | {t: 95 for t in range(103, 160)})
+
+    assert figures(seconds)["time_to_client_recovery_s"] == 3.0
+
+
+def test_a_second_more_than_5_percent_below_baseline_is_not_good():
+    seconds = load(ops_at={100: 0, 101: 0, 102: 0, 110: 94})
+
+    assert figures(seconds)["time_to_client_recovery_s"] == 11.0
+
+
+def test_a_second_with_an_error_breaks_the_recovery_hold():
+    seconds = load(errors_at={100: {"timeout": 1}, 108: {"timeout": 1}})
+
+    assert figures(seconds)["time_to_client_recovery_s"] == 9.0
+
+
+def test_a_gap_in_the_samples_is_not_a_good_second():
+    seconds = load(skip={105})
+
+    assert figures(seconds)["time_to_client_recovery_s"] == 6.0
+
+
+def test_nine_good_seconds_before_the_end_are_not_a_recovery():
+    seconds = load(end=112)  # good seconds 103..111
+
+    result = figures(seconds, tl=timeline(end=112.0))
+
+    assert result["time_to_client_recovery_s"] is None
+    assert result["reasons"]["time_to_client_recovery_s"] == (
+        "throughput never stayed within 5% of the baseline with zero errors "
+        "for 10 s before the load ended")
+
+
+def test_ten_good_seconds_before_the_end_are_a_recovery():
+    seconds = load(end=113)  # good seconds 103..112
+
+    assert figures(seconds, tl=timeline(end=113.0))["time_to_client_recovery_s"] == 3.0
+
+
+# time to full redundancy ------------------------------------------------------------------
+
+
+def test_full_redundancy_while_the_fault_persists_counts_from_the_fault():
+    assert figures()["time_to_full_redundancy_s"] == 20.0
+
+
+def test_full_redundancy_must_hold_on_three_polls_in_a_row():
+    # clean on 110 and 111 only (e.g. right after an OSD boots, before peering)
+    result = figures(points=cluster(flapping=(110.0, 111.0)))
+
+    assert result["time_to_full_redundancy_s"] == 20.0
+
+
+def test_redundancy_reported_before_the_detection_does_not_count():
+    # the cluster still says HEALTH_OK on 100, 101, 102 (3 polls): it does not know yet
+    result = figures(points=cluster(detect=103.0))
+
+    assert result["time_to_full_redundancy_s"] == 20.0
+
+
+def test_redundancy_reached_only_after_the_restore_is_not_self_healing():
+    result = figures(points=cluster(redundant_from=133.0))
+
+    assert result["time_to_full_redundancy_s"] is None
+    assert result["reasons"]["time_to_full_redundancy_s"] == \
+        "not fully redundant again while the fault persisted"
+
+
+def test_full_redundancy_after_restore_needs_every_daemon_back():
+    # fully redundant from 120 (data re-replicated), but the OSD is back only from 140
+    result = figures(points=cluster(complete_from=140.0))
+
+    assert result["time_to_full_redundancy_after_restore_s"] == 10.0
+    assert result["restore_at_s"] == 30.0
+
+
+def test_full_redundancy_after_restore_counts_from_the_restore():
+    assert figures()["time_to_full_redundancy_after_restore_s"] == 3.0
+
+
+def test_full_redundancy_after_restore_is_none_without_a_restore():
+    result = figures(tl=timeline(restore=None))
+
+    assert result["time_to_full_redundancy_after_restore_s"] is None
+    assert result["reasons"]["time_to_full_redundancy_after_restore_s"] == \
+        "the fault was not restored during the run"
+    assert result["restore_at_s"] is None
+
+
+def test_full_redundancy_after_restore_is_none_if_never_complete_again():
+    result = figures(points=cluster(complete_from=None))
+
+    assert result["time_to_full_redundancy_after_restore_s"] is None
+    assert result["reasons"]["time_to_full_redundancy_after_restore_s"] == \
+        "not fully redundant with every daemon back before the run ended"
+
+
+def test_a_timeline_relative_to_the_fault_can_recover_at_zero():
+    # Regression: a first stable point at ts == 0.0 was taken as "never".
+    points = [ClusterPoint(ts=float(t), fault_seen=True, fully_redundant=True, complete=True)
+              for t in range(0, 5)]
+    seconds = [Second(ts=float(t), ops=BASE) for t in range(-20, 20)]
+    tl = Timeline(load_start=-20.0, fault=0.0, end=20.0, restore=None)
+
+    result = analyze(seconds, points, tl)
+
+    assert result["time_to_full_redundancy_s"] == 0.0
+    assert result["throughput_drop"] is None  # an empty window, not the whole run
+    assert result["reasons"]["throughput_drop"] == "no load during the fault window"
+
+
+# data at risk -----------------------------------------------------------------------------
+
+
+def test_data_at_risk_is_the_time_the_cluster_reported_degraded_data():
+    assert figures()["data_at_risk_s"] == 12.0
+
+
+def test_data_at_risk_before_the_fault_is_not_counted():
+    assert figures(points=cluster(at_risk=(95.0, 105.0)))["data_at_risk_s"] == 5.0
+
+
+def test_data_still_at_risk_at_the_last_point_counts_to_the_end_of_the_run():
+    points = cluster(at_risk=(150.0, 200.0), end=155)  # last point 154, run ends at 160
+
+    assert figures(points=points)["data_at_risk_s"] == 10.0
+
+
+# unmeasurable -----------------------------------------------------------------------------
+
+
+def test_without_a_fault_every_fault_figure_is_none_with_a_reason():
+    result = figures(tl=timeline(fault=None, restore=None))
+
+    for key in ("errors", "throughput_drop", "worst_second_drop", "time_to_detect_s",
+                "time_to_client_recovery_s", "time_to_full_redundancy_s",
+                "time_to_full_redundancy_after_restore_s", "data_at_risk_s"):
+        assert result[key] is None, key
+        assert result["reasons"][key] == "no fault was injected", key
+    assert result["errors_by_class"] == {}
+    assert result["baseline_ops"] is not None
+
+
+def test_without_a_verify_phase_lost_objects_are_none_with_a_reason():
+    result = figures()
+
+    assert result["lost_objects"] is None
+    assert result["corrupt_objects"] is None
+    assert result["reasons"]["lost_objects"] == "no verify phase ran"
+
+
+def test_verify_results_become_lost_and_corrupt_objects():
+    result = figures(verify={"checked": 500, "lost_objects": 2, "corrupt_objects": 1})
+
+    assert (result["lost_objects"], result["corrupt_objects"], result["verified_objects"]) == \
+        (2, 1, 500)

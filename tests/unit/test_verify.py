@@ -1,0 +1,129 @@
+"""The verify phase: every acknowledged object read back; missing, corrupt, unreadable."""
+
+import threading
+
+import pytest
+
+from loadgen.ledger import Entry
+from loadgen.payload import PayloadSource
+from loadgen.verify import verify
+
+
+class MemoryDriver:
+    """Reads from a dict; completes from another thread like a real driver."""
+
+    def __init__(self, objects, errors=None):
+        self.objects = objects
+        self.errors = errors or {}  # name -> error class
+
+    def read(self, container, name, size, done):
+        def finish():
+            if name in self.errors:
+                done(False, 0, self.errors[name], None)
+            elif (container, name) not in self.objects:
+                done(False, 0, "ENOENT", None)
+            else:
+                data = self.objects[(container, name)]
+                done(True, len(data), None, data)
+        threading.Thread(target=finish).start()
+
+
+@pytest.fixture(scope="module")
+def payloads():
+    return PayloadSource(seed=1, min_size=32, max_size=64)
+
+
+def stored(payloads, n):
+    """n entries and a store holding each one's right content."""
+    entries = [Entry("faultline-000", f"o{i}", payloads.size_of(f"o{i}")) for i in range(n)]
+    objects = {(e.container, e.name): payloads.content(e.name, e.size) for e in entries}
+    return entries, objects
+
+
+def test_intact_objects_verify_ok(payloads):
+    entries, objects = stored(payloads, 50)
+
+    result = verify(MemoryDriver(objects), entries, payloads, concurrency=4)
+
+    assert result.ok
+    assert result.checked == 50
+    assert result.as_dict()["lost_objects"] == 0
+
+
+def test_a_missing_object_is_lost(payloads):
+    entries, objects = stored(payloads, 10)
+    del objects[("faultline-000", "o3")]
+
+    result = verify(MemoryDriver(objects), entries, payloads)
+
+    assert result.missing == ["faultline-000/o3"]
+    assert result.corrupt == []
+    assert not result.ok
+
+
+def test_a_swift_404_is_missing_too(payloads):
+    entries, objects = stored(payloads, 3)
+
+    result = verify(MemoryDriver(objects, errors={"o1": "404"}), entries, payloads)
+
+    assert result.missing == ["faultline-000/o1"]
+
+
+def test_altered_content_is_corrupt(payloads):
+    entries, objects = stored(payloads, 10)
+    data = objects[("faultline-000", "o5")]
+    objects[("faultline-000", "o5")] = bytes([data[0] ^ 1]) + data[1:]
+
+    result = verify(MemoryDriver(objects), entries, payloads)
+
+    assert result.corrupt == ["faultline-000/o5"]
+    assert result.missing == []
+
+
+def test_truncated_content_is_corrupt(payloads):
+    entries, objects = stored(payloads, 2)
+    objects[("faultline-000", "o0")] = objects[("faultline-000", "o0")][:-1]
+
+    result = verify(MemoryDriver(objects), entries, payloads)
+
+    assert result.corrupt == ["faultline-000/o0"]
+
+
+def test_another_read_error_is_unreadable_not_lost(payloads):
+    entries, objects = stored(payloads, 3)
+
+    result = verify(MemoryDriver(objects, errors={"o2": "timeout"}), entries, payloads)
+
+    assert result.unreadable == {"faultline-000/o2": "timeout"}
+    assert result.missing == []
+    assert not result.ok
+
+
+def test_as_dict_counts_each_kind_of_failure(payloads):
+    entries, objects = stored(payloads, 6)
+    del objects[("faultline-000", "o0")]
+    objects[("faultline-000", "o1")] = b"garbage"
+
+    result = verify(MemoryDriver(objects, errors={"o2": "EIO"}), entries, payloads)
+
+    summary = result.as_dict()
+    assert (summary["checked"], summary["lost_objects"], summary["corrupt_objects"],
+            summary["unreadable_objects"]) == (6, 1, 1, 1)
+
+
+def test_nothing_to_verify_is_ok():
+    result = verify(MemoryDriver({}), [], PayloadSource(seed=1, min_size=1, max_size=1))
+
+    assert result.ok
+    assert result.checked == 0
+
+
+def test_reads_that_never_complete_time_out(payloads):
+    class SilentDriver:
+        def read(self, container, name, size, done):
+            pass
+
+    entries, _ = stored(payloads, 2)
+
+    with pytest.raises(TimeoutError, match=r"^verify: 2 reads still pending after 0 s$"):
+        verify(SilentDriver(), entries, payloads, timeout_s=0.1)
