@@ -157,6 +157,7 @@ class RunControl:
         finally:
             if self.driver is not None:
                 self.driver.close()
+        error = self._check_restored(journal) or error
         with self.sessions() as session:
             result = figures.compute(session, self.run_id)
         self._timeline_events(result)
@@ -167,6 +168,25 @@ class RunControl:
                              journal=_jsonable(journal))
         logger.info(f"Faultline run {self.run_id}: {status}; "
                     f"see `faultline report {self.run_id}`")
+
+    def _check_restored(self, journal: dict | None) -> str | None:
+        """Say loudly if a rollback failed or the cluster was left with daemons down."""
+        failed = [r.get("activity", {}).get("name") for r in (journal or {}).get("rollbacks", [])
+                  if r.get("status") != "succeeded"]
+        state = (self.sampler.latest or {}) if self.sampler else {}
+        down = state.get("num_osds", 0) - state.get("num_up_osds", 0)
+        problems = []
+        if failed:
+            problems.append(f"rollback {', '.join(map(str, failed))} failed")
+        if down > 0:
+            problems.append(f"{down} of {state['num_osds']} OSDs still down at the end of the "
+                            "run (see `faultline lab status`)")
+        if not problems:
+            return None
+        message = "FAULT NOT RESTORED: " + "; ".join(problems)
+        logger.critical(message)
+        self.recorder.event("restore_failed", problems=problems)
+        return message
 
     def _timeline_events(self, result: dict) -> None:
         if not self.fault_ts:

@@ -16,7 +16,7 @@ import pytest
 from clusters.inventory import load_cluster
 from clusters.paths import default_inventory
 from lab import ceph as ceph_lab
-from service import pgserver
+from service import db, pgserver
 
 REPO = Path(__file__).resolve().parents[2]
 TEST_DB = "faultline_test"
@@ -31,6 +31,7 @@ def _lab_daemons_alive() -> bool:
 def database_url():
     """A fresh database on a real PostgreSQL server, exported as DATABASE_URL."""
     if os.environ.get("DATABASE_URL"):
+        db.migrate(os.environ["DATABASE_URL"])
         yield os.environ["DATABASE_URL"]
         return
     started = pgserver.ensure_running()
@@ -39,6 +40,7 @@ def database_url():
         conn.execute(f'DROP DATABASE IF EXISTS "{TEST_DB}" WITH (FORCE)')
         conn.execute(f'CREATE DATABASE "{TEST_DB}"')
     url = pgserver.url(TEST_DB)
+    db.migrate(url)  # the schema comes from the migrations, as in production
     os.environ["DATABASE_URL"] = url
     yield url
     del os.environ["DATABASE_URL"]

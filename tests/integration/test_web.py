@@ -1,0 +1,91 @@
+"""The run list and run page, served by the real app from a real PostgreSQL, seen by Chromium."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from playwright.sync_api import sync_playwright
+from werkzeug.serving import make_server
+
+from loadgen.samples import Sample, new_histogram
+from service import db, figures
+from service.recording import RunRecorder
+from service.web import create_app
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+def _sample(second: int, start: float, ops: int) -> Sample:
+    h = new_histogram()
+    for _ in range(ops):
+        h.record_value(2000)
+    return Sample(second=second, ts=start + second, op="read", ops=ops, bytes=ops * 4096,
+                  errors={}, missed=0, p50_ms=2.0 if ops else None,
+                  p99_ms=2.0 if ops else None, max_ms=2.0 if ops else None,
+                  histogram=h.encode().decode() if ops else "")
+
+
+@pytest.fixture
+def recorded_run(database_url) -> int:
+    """A run written through the real recorder: 60 s of load, an outage at 30 s."""
+    sessions = db.session_factory(database_url)
+    start = 1_700_000_000.0
+    recorder = RunRecorder.create(sessions, title="web page check", cluster="lab-ceph",
+                                  cluster_kind="ceph", workload={"rate": 100, "ramp_s": 0})
+    recorder.update(load_started_ts=start, fault_ts=start + 30.0)
+    recorder.load_samples([_sample(s, start, 0 if 30 <= s < 33 else 100) for s in range(60)])
+    recorder.cluster_samples([
+        (start + s, "HEALTH_OK" if not 31 <= s < 45 else "HEALTH_WARN",
+         {"fault_seen": 31 <= s < 45, "fully_redundant": not 31 <= s < 45,
+          "at_risk": 31 <= s < 45, "num_osds": 4, "num_up_osds": 4, "num_in_osds": 4})
+        for s in range(60)])
+    recorder.event("fault_injected", ts=start + 30.0, name="kill-osd")
+    recorder.update(verify={"checked": 10, "lost_objects": 0, "corrupt_objects": 0})
+    with sessions() as session:
+        result = figures.compute(session, recorder.run_id)
+    recorder.finish("completed", figures=result)
+    return recorder.run_id
+
+
+@pytest.fixture
+def server(database_url):
+    app = create_app({"DATABASE_URL": database_url})
+    httpd = make_server("127.0.0.1", 0, app)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_port}"
+    httpd.shutdown()
+    thread.join()
+
+
+def test_run_page_shows_figures_and_draws_the_throughput_chart(recorded_run, server,
+                                                                 tmp_path):
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        try:
+            page = browser.new_page()
+            page.goto(f"{server}/")
+            page.click(f"#runs a[href='/runs/{recorded_run}']")
+            page.wait_for_selector("#throughput[data-ready='1']", timeout=15_000)
+            assert page.inner_text("[data-figure='baseline_ops']") == "100.0"
+            assert page.inner_text("[data-figure='time_to_detect_s']") == "1.0"
+            assert page.inner_text("[data-figure='lost_objects']") == "0"
+            # the chart drew something: the canvas is not blank
+            painted = page.evaluate("""() => {
+                const c = document.getElementById('throughput');
+                const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+                let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++;
+                return n; }""")
+            assert painted > 1000
+            page.screenshot(path=str(tmp_path / "run.png"), full_page=True)
+        finally:
+            browser.close()
+
+
+def test_unknown_run_page_is_404(server, database_url):
+    app = create_app({"DATABASE_URL": database_url})
+    response = app.test_client().get("/runs/987654")
+    assert response.status_code == 404
+    assert b"run 987654 does not exist" in response.data
