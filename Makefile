@@ -26,8 +26,7 @@ demo: setup
 	$(BIN)/faultline lab up ceph
 	$(BIN)/faultline run experiments/ceph-kill-osd.json
 	@echo
-	@echo "See the run page:   $(BIN)/faultline serve   then open http://127.0.0.1:8080/"
-	@echo "Runs so far:        $(BIN)/faultline runs"
+	@echo "Runs so far:  $(BIN)/faultline runs    A report:  $(BIN)/faultline report RUN_ID"
 	@echo "The lab is still up. Take it down with:  make lab-down"
 
 test: setup lint test-unit test-lab

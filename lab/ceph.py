@@ -18,110 +18,43 @@ from __future__ import annotations
 
 import json
 import logging
-import shlex
 import shutil
 import subprocess
 import sys
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from clusters import inventory
 from clusters.ceph_admin import CephAdmin, CephState
 from clusters.exceptions import ClusterError
-from clusters.paths import default_inventory, state_dir
+from clusters.paths import default_inventory
 
 from . import disks, netns, procs, sshd
+from .ceph_layout import (
+    CLEAN_POLLS,
+    CLUSTER_NAME,
+    HEALTH_TIMEOUT,
+    MGR_ID,
+    MON_ADDRESS,
+    MON_ID,
+    OSD_COUNT,
+    POOL,
+    POOL_PGS,
+    PROMETHEUS_PORT,
+    PROMETHEUS_URL,
+    CephLab,
+    LabError,
+    lab_at,
+    write_conf,
+)
 
 log = logging.getLogger(__name__)
 
-CLUSTER_NAME = "lab-ceph"
-POOL = "faultline"
-POOL_PGS = 32
-OSD_COUNT = 4
-MON_ID = "a"
-MGR_ID = "x"
-MON_ADDRESS = netns.BRIDGE_ADDRESS
-PROMETHEUS_PORT = 9283
-PROMETHEUS_URL = f"http://127.0.0.1:{PROMETHEUS_PORT}/metrics"
-BLOCK_BYTES = 5 * 1024**3  # BlueStore's default block file is 100 GiB; the image is 6 GiB
-HEALTH_TIMEOUT = 600.0
-CLEAN_POLLS = 3  # right after an OSD boots every PG briefly looks clean before peering
 
-
-class LabError(RuntimeError):
-    """The lab could not be brought up or down; the message says what was waited for."""
-
-
-@dataclass(frozen=True)
-class CephLab:
-    """Where everything of one Ceph lab lives, and how its parts are named."""
-
-    home: Path
-
-    @property
-    def nodes(self) -> list[netns.LabNode]:
-        return netns.lab_nodes(OSD_COUNT)
-
-    def node_of(self, osd: int) -> netns.LabNode:
-        return self.nodes[osd]  # osd.N lives on node(N+1)
-
-    @property
-    def conf(self) -> Path:
-        return self.home / "ceph.conf"
-
-    @property
-    def state_file(self) -> Path:
-        return self.home / "lab.json"
-
-    @property
-    def run_dir(self) -> Path:
-        return self.home / "run"
-
-    @property
-    def log_dir(self) -> Path:
-        return self.home / "log"
-
-    def pid_file(self, daemon: str) -> Path:
-        return self.run_dir / f"ceph-{daemon}.pid"  # = pid_file in ceph.conf
-
-    def osd_dir(self, osd: int) -> Path:
-        return self.home / "osd" / f"ceph-{osd}"
-
-    def image(self, osd: int) -> Path:
-        return self.home / "disks" / f"osd{osd}.img"
-
-    @property
-    def ssh(self) -> sshd.SshdLayout:
-        # the client key is shared with other labs: one key for the whole lab machine
-        return sshd.SshdLayout(directory=self.home / "sshd", run_dir=self.run_dir,
-                               log_dir=self.log_dir,
-                               client_key=self.home.parent / "ssh" / "id_ed25519")
-
-    def start_command(self, daemon: str) -> str:
-        """Shell command that starts a daemon (on its node, for an OSD); it daemonizes itself.
-
-        Core dumps off (core_pattern is "core": GBs in the cwd); no tty or ssh channel
-        kept open, so an ssh session running it returns as soon as the daemon forked.
-        """
-        program, ident = daemon.split(".", 1)
-        inner = (f"ulimit -c 0; exec ceph-{program} -c {shlex.quote(str(self.conf))} -i {ident}"
-                 f" </dev/null >>{shlex.quote(str(self.log_dir / f'{daemon}.stdout'))} 2>&1")
-        return f"sh -c {shlex.quote(inner)}"
-
-
-def default_home() -> Path:
-    return state_dir() / "lab" / "ceph"
-
-
-def _lab(home: Path | None) -> CephLab:
-    return CephLab((home or default_home()).absolute())
-
-
-# -- state and configuration -----------------------------------------------------------
+# -- state ----------------------------------------------------------------------------
 
 
 def _read_state(lab: CephLab) -> dict[str, Any]:
@@ -135,83 +68,6 @@ def _write_state(lab: CephLab, state: dict[str, Any]) -> None:
     tmp = lab.state_file.with_suffix(".tmp")
     tmp.write_text(json.dumps(state, indent=2) + "\n")
     tmp.replace(lab.state_file)
-
-
-def _conf_text(lab: CephLab, fsid: str) -> str:
-    home = lab.home
-    daemon_common = (f"admin_socket = {home}/run/$cluster-$name.asok\n"
-                     f"pid_file = {home}/run/$cluster-$name.pid\n")
-    mon_addr = f"[v2:{MON_ADDRESS}:3300,v1:{MON_ADDRESS}:6789]"
-    text = f"""\
-# Written by lab/ceph.py at every `up`; edits are lost.
-[global]
-fsid = {fsid}
-mon_host = {mon_addr}
-auth_cluster_required = none
-auth_service_required = none
-auth_client_required = none
-ms_bind_ipv6 = false
-run_dir = {home}/run
-log_file = {home}/log/$cluster-$name.log
-mon_cluster_log_file = {home}/log/$cluster.log
-crash_dir = {home}/crash
-osd_pool_default_size = 3
-osd_pool_default_min_size = 2
-osd_pool_default_pg_num = 8
-osd_pool_default_pgp_num = 8
-osd_pool_default_pg_autoscale_mode = off
-mon_allow_pool_delete = true
-mon_max_pg_per_osd = 500
-# react within seconds, not the production 10 minutes, so faults fit in a test
-mon_osd_down_out_interval = 30
-mon_osd_adjust_down_out_interval = false
-mon_osd_adjust_heartbeat_grace = false
-osd_heartbeat_interval = 1
-osd_heartbeat_grace = 6
-# a lab root fs may well be 70% full: the 30% default warning would spoil HEALTH_OK
-mon_data_avail_warn = 5
-mon_data_avail_crit = 2
-# librados blocks forever on a dead cluster otherwise
-rados_osd_op_timeout = 30
-rados_mon_op_timeout = 30
-
-[client]
-# empty: concurrent clients would otherwise fight over one socket path
-admin_socket =
-
-[mon]
-{daemon_common}public_addr = {MON_ADDRESS}
-mon_data = {home}/mon/$cluster-$id
-mon_warn_on_pool_no_redundancy = false
-# fires even with auth off, where it means nothing
-mon_warn_on_insecure_global_id_reclaim_allowed = false
-# enabled from the start, so enabling it later does not restart the mgr
-mgr_initial_modules = iostat prometheus
-
-[mgr]
-{daemon_common}public_addr = {MON_ADDRESS}
-mgr_data = {home}/mgr/$cluster-$id
-
-[osd]
-{daemon_common}osd_data = {home}/osd/$cluster-$id
-osd_objectstore = bluestore
-bluestore_block_create = true
-bluestore_block_size = {BLOCK_BYTES}
-osd_memory_target = {1024**3}
-osd_recovery_sleep_hdd = 0
-osd_recovery_sleep_ssd = 0
-osd_recovery_sleep_hybrid = 0
-osd_max_backfills = 4
-"""
-    for osd in range(OSD_COUNT):
-        node = lab.node_of(osd)
-        text += (f"\n[osd.{osd}]\ncrush_location = root=default host={node.name}\n"
-                 f"public_addr = {node.address}\ncluster_addr = {node.address}\n")
-    return text
-
-
-def _write_conf(lab: CephLab, fsid: str) -> None:
-    lab.conf.write_text(_conf_text(lab, fsid))
 
 
 # -- daemons ---------------------------------------------------------------------------
@@ -418,7 +274,7 @@ def _initialise(lab: CephLab, admin_timeout: float) -> CephAdmin:
     fsid = str(uuid.uuid4())
     state: dict[str, Any] = {"fsid": fsid, "initialized": False}
     _write_state(lab, state)
-    _write_conf(lab, fsid)
+    write_conf(lab, fsid)
     monmap = lab.home / "monmap"
     subprocess.run(["monmaptool", "--create", "--clobber", "--fsid", fsid, "--addv", MON_ID,
                     f"[v2:{MON_ADDRESS}:3300,v1:{MON_ADDRESS}:6789]", str(monmap)],
@@ -450,7 +306,7 @@ def up(home: Path | None = None, timeout: float = HEALTH_TIMEOUT) -> dict[str, A
     Returns timing info once the cluster is HEALTH_OK with every OSD up+in and every
     PG active+clean; raises LabError saying what it waited for otherwise.
     """
-    lab = _lab(home)
+    lab = lab_at(home)
     started = time.monotonic()
     for directory in (lab.home, lab.run_dir, lab.log_dir, lab.home / "crash"):
         directory.mkdir(parents=True, exist_ok=True)
@@ -472,7 +328,7 @@ def up(home: Path | None = None, timeout: float = HEALTH_TIMEOUT) -> dict[str, A
         log.info("initialising a new Ceph lab in %s", lab.home)
         admin = _initialise(lab, admin_timeout=30.0)
     else:
-        _write_conf(lab, state["fsid"])  # the layout may have changed since the last up
+        write_conf(lab, state["fsid"])  # the layout may have changed since the last up
         _start_local(lab, f"mon.{MON_ID}")
         admin = _admin(lab)
         _start_local(lab, f"mgr.{MGR_ID}")
@@ -503,7 +359,7 @@ def up(home: Path | None = None, timeout: float = HEALTH_TIMEOUT) -> dict[str, A
 
 def leftovers(home: Path | None = None) -> dict[str, list]:
     """What of the lab is still on the machine: all lists are empty after a clean `down`."""
-    lab = _lab(home)
+    lab = lab_at(home)
     pid_files = [lab.pid_file(d) for d in _ceph_daemons()] + [
         lab.ssh.pid_file(n) for n in lab.nodes]
     return {
@@ -520,7 +376,7 @@ def leftovers(home: Path | None = None) -> dict[str, list]:
 
 def down(home: Path | None = None, purge: bool = False) -> dict[str, Any]:
     """Stop the lab and remove it from the machine; `purge` also deletes its data."""
-    lab = _lab(home)
+    lab = lab_at(home)
     started = time.monotonic()
     # first, so nobody picks a dying lab from the inventory
     inventory.remove_cluster(default_inventory(), CLUSTER_NAME)
@@ -547,7 +403,7 @@ def down(home: Path | None = None, purge: bool = False) -> dict[str, Any]:
 
 def status(home: Path | None = None) -> dict[str, Any]:
     """Each daemon's pid/alive/rss, the disks' mounts, and the health if the mon runs."""
-    lab = _lab(home)
+    lab = lab_at(home)
     daemons: dict[str, Any] = {}
     named = [(d, lab.pid_file(d), _program(d)) for d in _ceph_daemons()]
     named += [(f"sshd.{n.name}", lab.ssh.pid_file(n), "sshd") for n in lab.nodes]

@@ -43,9 +43,9 @@ def run_cmd(experiment: str, cluster: str | None, inventory: str | None) -> None
     run_id = journal.get("faultline_run_id")
     if run_id is None:
         _fail(f"the experiment ended {journal.get('status')} before Faultline started a run")
-    _print_report(run_id, as_json=False)
-    ok = journal.get("status") == "completed" and not journal.get("deviated")
-    sys.exit(0 if ok else 1)
+    data = _print_report(run_id, as_json=False)
+    click.echo(f"\nRun page: `faultline serve`, then http://127.0.0.1:8080/runs/{run_id}")
+    sys.exit(0 if data["status"] == "completed" else 1)
 
 
 @main.command("runs")
@@ -105,12 +105,20 @@ def lab_group() -> None:
 
 @lab_group.command("up")
 @click.argument("system", type=click.Choice(["ceph"]), default="ceph")
-def lab_up(system: str) -> None:
-    """Start the lab (idempotent) and write its inventory."""
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def lab_up(system: str, as_json: bool) -> None:
+    """Start the lab (idempotent), wait for HEALTH_OK and write its inventory."""
     from lab import ceph
 
     info = ceph.up()
-    click.echo(json.dumps(info, indent=2, default=str))
+    if as_json:
+        click.echo(json.dumps(info, indent=2, default=str))
+        return
+    state = info["state"]
+    click.echo(f"{info['cluster']} is up ({info['mode']} start, HEALTH_OK after "
+               f"{info['seconds_to_health_ok']} s): {state['num_up_osds']}/{state['num_osds']} "
+               f"OSDs up, {state['num_pgs']} PGs active+clean")
+    click.echo(f"inventory: {info['inventory']}")
 
 
 @lab_group.command("down")
@@ -119,16 +127,42 @@ def lab_down(purge: bool) -> None:
     """Stop the lab and remove every process, mount, loop device and namespace."""
     from lab import ceph
 
-    ceph.down(purge=purge)
-    click.echo("lab down")
+    result = ceph.down(purge=purge)
+    left = {kind: items for kind, items in result["leftovers"].items() if items}
+    if left:
+        _fail(f"the lab left things behind: {left}")
+    click.echo(f"lab down in {result['seconds']} s{', data purged' if purge else ''}; "
+               "nothing left behind")
 
 
 @lab_group.command("status")
-def lab_status() -> None:
-    """Show the lab's daemons, disks and health."""
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def lab_status(as_json: bool) -> None:
+    """Show the lab's daemons, disks and health; a daemon that is down says so."""
     from lab import ceph
 
-    click.echo(json.dumps(ceph.status(), indent=2, default=str))
+    status = ceph.status()
+    if as_json:
+        click.echo(json.dumps(status, indent=2, default=str))
+        return
+    for name, daemon in status["daemons"].items():
+        if daemon["alive"]:
+            click.echo(f"  {name:<12} running  pid {daemon['pid']:<8} "
+                       f"rss {(daemon['rss_bytes'] or 0) // 2**20} MiB")
+        else:
+            click.echo(f"  {name:<12} DOWN")
+    for mount, mounted in status["mounts"].items():
+        click.echo(f"  disk {mount}: {'mounted' if mounted else 'NOT MOUNTED'}")
+    health = status.get("health")
+    if health is None:
+        click.echo("  cluster: monitor not running")
+    elif "error" in health:
+        click.echo(f"  cluster: {health['error']}")
+    else:
+        checks = f" ({', '.join(health['checks'])})" if health["checks"] else ""
+        click.echo(f"  cluster: {health['health']}{checks}, "
+                   f"{health['num_up_osds']}/{health['num_osds']} OSDs up, "
+                   f"{health['num_in_osds']} in, degraded objects {health['degraded_objects']}")
 
 
 @main.command("serve")
@@ -141,10 +175,11 @@ def serve_cmd(host: str, port: int) -> None:
     create_app().run(host=host, port=port)
 
 
-def _print_report(run_id: int, as_json: bool) -> None:
+def _print_report(run_id: int, as_json: bool) -> dict:
     with db.session_factory()() as session:
         data = report_dict(figures.get_run(session, run_id))
     click.echo(json.dumps(data, indent=2) if as_json else format_report(data))
+    return data
 
 
 def _log_to_terminal() -> None:

@@ -157,7 +157,10 @@ class RunControl:
         finally:
             if self.driver is not None:
                 self.driver.close()
-        error = self._check_restored(journal) or error
+        unrestored = self._check_restored(journal)
+        if unrestored and journal is not None:
+            journal["status"] = "failed"  # so `chaos run` exits non-zero too
+        error = unrestored or error
         with self.sessions() as session:
             result = figures.compute(session, self.run_id)
         self._timeline_events(result)

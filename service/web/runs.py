@@ -16,6 +16,13 @@ def _session():
     return current_app.extensions["faultline.sessions"]()
 
 
+def _run_or_404(session, run_id: int) -> Run:
+    try:
+        return get_run(session, run_id)
+    except RunNotFound as exc:
+        abort(404, description=str(exc))
+
+
 @bp.get("/")
 def index():
     with _session() as session:
@@ -27,10 +34,7 @@ def index():
 @bp.get("/runs/<int:run_id>")
 def show(run_id: int):
     with _session() as session:
-        try:
-            run = get_run(session, run_id)
-        except RunNotFound as exc:
-            abort(404, description=str(exc))
+        run = _run_or_404(session, run_id)
         data = report_dict(run)
         events = [{"t": e.ts, "kind": e.kind, "detail": e.detail} for e in run.events]
     return render_template("run.html", run=data, events=events)
@@ -40,10 +44,7 @@ def show(run_id: int):
 def series(run_id: int):
     """Per-second ops, errors and p99 (summed over op types), cluster health, and events."""
     with _session() as session:
-        try:
-            run = get_run(session, run_id)
-        except RunNotFound as exc:
-            abort(404, description=str(exc))
+        run = _run_or_404(session, run_id)
         per_second: dict[float, dict] = {}
         for s in session.execute(select(LoadSample).where(LoadSample.run_id == run_id)
                                  .order_by(LoadSample.ts)).scalars():

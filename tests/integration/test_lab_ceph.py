@@ -1,51 +1,30 @@
-"""The real Ceph lab: up once per session, then cheap checks against it.
-
-Needs root, loop devices, network namespaces and Debian's Ceph 16 packages.
-A lab that was already up is left up; one this session started is taken down.
-"""
+"""The real Ceph lab (up once per session, see conftest.py), then cheap checks against it."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from clusters.ceph_admin import CephAdmin
+from clusters.inventory import Cluster
+from lab import disks
+
 pytestmark = pytest.mark.lab
 
-if os.geteuid() != 0 or shutil.which("ceph-osd") is None:
-    pytest.skip("the Ceph lab needs root and the ceph-osd package", allow_module_level=True)
 
-from clusters.ceph_admin import CephAdmin  # noqa: E402  (imports rados: only where Ceph is)
-from clusters.inventory import Cluster, load_cluster  # noqa: E402
-from clusters.paths import default_inventory  # noqa: E402
-from lab import ceph, disks  # noqa: E402
+@pytest.fixture
+def lab_cluster(ceph_cluster: Cluster) -> Cluster:
+    return ceph_cluster
 
 
-@pytest.fixture(scope="session")
-def lab_up() -> Iterator[dict[str, Any]]:
-    was_running = ceph.status()["daemons"]["mon.a"]["alive"]
-    result = ceph.up()
-    yield result
-    if not was_running:
-        report = ceph.down()
-        assert not any(report["leftovers"].values()), report["leftovers"]
-
-
-@pytest.fixture(scope="session")
-def lab_cluster(lab_up: dict[str, Any]) -> Cluster:
-    return load_cluster(default_inventory(), ceph.CLUSTER_NAME)
-
-
-def test_up_reaches_health_ok_with_all_osds(lab_up: dict[str, Any]) -> None:
-    state = lab_up["state"]
-    assert state["health"] == "HEALTH_OK"
-    assert state["num_osds"] == state["num_up_osds"] == state["num_in_osds"] == 4
-    assert state["pgs_by_state"] == {"active+clean": state["num_pgs"]}
+def test_up_reaches_health_ok_with_all_osds(lab_cluster: Cluster) -> None:
+    with CephAdmin(lab_cluster.client["conf"]) as admin:
+        state = admin.state()
+    assert state.health == "HEALTH_OK"
+    assert state.num_osds == state.num_up_osds == state.num_in_osds == 4
+    assert state.pgs_by_state == {"active+clean": state.num_pgs}
 
 
 def test_each_osd_is_alone_on_its_crush_host(lab_cluster: Cluster) -> None:
