@@ -187,7 +187,7 @@ def _describe(state: CephState | None) -> str:
 
 
 def wait_healthy(admin: CephAdmin, timeout: float = HEALTH_TIMEOUT) -> CephState:
-    """Wait for HEALTH_OK, all OSDs up+in and every PG active+clean, 3 polls in a row."""
+    """Wait for HEALTH_OK, all OSDs up+in and every PG active+clean, CLEAN_POLLS polls in a row."""
     deadline = time.monotonic() + timeout
     in_a_row = 0
     last: CephState | None = None

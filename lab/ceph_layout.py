@@ -21,7 +21,7 @@ PROMETHEUS_PORT = 9283
 PROMETHEUS_URL = f"http://127.0.0.1:{PROMETHEUS_PORT}/metrics"
 BLOCK_BYTES = 5 * 1024**3  # BlueStore's default block file is 100 GiB; the image is 6 GiB
 HEALTH_TIMEOUT = 600.0
-CLEAN_POLLS = 3  # right after an OSD boots every PG briefly looks clean before peering
+CLEAN_POLLS = 5  # after an OSD boots every PG looks clean for ~3 s before peering starts
 
 
 class LabError(RuntimeError):

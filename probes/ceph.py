@@ -38,14 +38,15 @@ def degraded_objects(configuration: dict = None) -> int:
 
 
 def wait_for_health_ok(timeout_s: float = 300, require_all_up: bool = False,
-                       configuration: dict = None) -> dict:
-    """Wait until HEALTH_OK with every PG active+clean on 3 polls in a row (Ceph briefly
-    reports all PGs clean right after an OSD boots). With require_all_up, every OSD must
-    also be up and in. Fails after timeout_s with the last state seen."""
+                       hold_s: float = 10, configuration: dict = None) -> dict:
+    """Wait until HEALTH_OK with every PG active+clean has held for hold_s seconds (Ceph
+    reports every PG clean for a few seconds right after an OSD boots or is marked out,
+    before peering starts). With require_all_up, every OSD must also be up and in.
+    Fails after timeout_s with the last state seen."""
     cluster = cluster_from_configuration(configuration)
     started = time.monotonic()
     deadline = started + timeout_s
-    in_a_row = 0
+    good_since: float | None = None
     last = None
     try:
         with CephAdmin(cluster.client["conf"], cluster.client.get("keyring")) as admin:
@@ -53,14 +54,15 @@ def wait_for_health_ok(timeout_s: float = 300, require_all_up: bool = False,
                 try:
                     last = admin.state()
                 except ClusterError:
-                    in_a_row = 0
+                    last, good_since = None, None
                     time.sleep(1)
                     continue
                 good = last.fully_redundant and (
                     not require_all_up or last.num_up_osds == last.num_in_osds == last.num_osds)
-                in_a_row = in_a_row + 1 if good else 0
-                if in_a_row >= 3:
-                    return {"waited_s": round(time.monotonic() - started, 2), **last.as_dict()}
+                now = time.monotonic()
+                good_since = (good_since or now) if good else None
+                if good_since is not None and now - good_since >= hold_s:
+                    return {"waited_s": round(now - started, 2), **last.as_dict()}
                 time.sleep(1)
     except ClusterError as exc:
         raise ActivityFailed(str(exc)) from None
@@ -68,5 +70,5 @@ def wait_for_health_ok(timeout_s: float = 300, require_all_up: bool = False,
         f"{last.health}, {last.num_up_osds}/{last.num_osds} OSDs up, {last.num_in_osds} in, "
         f"{last.clean_pgs}/{last.num_pgs} PGs active+clean, "
         f"{last.degraded_objects} degraded objects")
-    raise ActivityFailed(f"{cluster.name} not HEALTH_OK with all PGs active+clean after "
-                         f"{timeout_s:.0f} s (last seen: {seen})")
+    raise ActivityFailed(f"{cluster.name} not HEALTH_OK with all PGs active+clean for "
+                         f"{hold_s:.0f} s within {timeout_s:.0f} s (last seen: {seen})")

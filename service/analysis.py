@@ -9,8 +9,9 @@ Times are seconds from t_fault, the moment the fault action returned, except
 - the fault window (for the throughput drop) runs from t_fault to full
   redundancy (while the fault persists, else after the restore), or to the end
   of the load if the cluster never got there;
-- "fully redundant" must hold on 3 cluster samples in a row, because right
-  after an OSD boots Ceph briefly reports all PGs clean before peering starts;
+- "fully redundant" must hold for 10 s (and on at least 3 samples), because
+  right after an OSD boots, or is marked out, Ceph reports every PG clean for a
+  few seconds before peering starts (seen: 3 clean polls, then 8 PGs peering);
 - data at risk is the time the cluster itself reported degraded/undersized
   data: between the kill and the detection the cluster does not know yet.
 A figure that cannot be measured is None, and `reasons` says why.
@@ -26,6 +27,7 @@ from loadgen.samples import merge_histograms
 CLIENT_RECOVERY_HOLD_S = 10
 CLIENT_RECOVERY_TOLERANCE = 0.05
 STABLE_POLLS = 3
+STABLE_HOLD_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -121,19 +123,21 @@ def _errors(seconds: list[Second], fault: float, figures: dict) -> None:
 
 
 def _first_stable(points: list[ClusterPoint], start: float, attr: str) -> float | None:
-    """Time of the first of STABLE_POLLS consecutive points (at or after start) with attr."""
-    run = 0
-    first = None
+    """Time of the first point (at or after start) from which attr held on every point for
+    at least STABLE_HOLD_S, seen on at least STABLE_POLLS points."""
+    first: ClusterPoint | None = None
+    count = 0
     for p in points:
         if p.ts < start:
             continue
-        if getattr(p, attr):
-            run += 1
-            first = p.ts if run == 1 else first
-            if run >= STABLE_POLLS:
-                return first
-        else:
-            run = 0
+        if not getattr(p, attr):
+            first, count = None, 0
+            continue
+        if first is None:
+            first = p
+        count += 1
+        if count >= STABLE_POLLS and p.ts - first.ts >= STABLE_HOLD_S:
+            return first.ts
     return None
 
 

@@ -239,9 +239,9 @@ def test_full_redundancy_while_the_fault_persists_counts_from_the_fault():
     assert figures()["time_to_full_redundancy_s"] == 20.0
 
 
-def test_full_redundancy_must_hold_on_three_polls_in_a_row():
-    # clean on 110 and 111 only (e.g. right after an OSD boots, before peering)
-    result = figures(points=cluster(flapping=(110.0, 111.0)))
+def test_full_redundancy_must_hold_for_ten_seconds():
+    # clean on 110..112 only (seen on the lab: an OSD boots, 3 clean polls, then peering)
+    result = figures(points=cluster(flapping=(110.0, 111.0, 112.0)))
 
     assert result["time_to_full_redundancy_s"] == 20.0
 
@@ -282,6 +282,13 @@ def test_full_redundancy_after_restore_is_none_without_a_restore():
     assert result["restore_at_s"] is None
 
 
+def test_full_redundancy_not_held_until_the_end_is_not_counted():
+    # complete again only 5 s before the run ends: not yet shown to hold
+    result = figures(points=cluster(complete_from=155.0))
+
+    assert result["time_to_full_redundancy_after_restore_s"] is None
+
+
 def test_full_redundancy_after_restore_is_none_if_never_complete_again():
     result = figures(points=cluster(complete_from=None))
 
@@ -293,7 +300,7 @@ def test_full_redundancy_after_restore_is_none_if_never_complete_again():
 def test_a_timeline_relative_to_the_fault_can_recover_at_zero():
     # Regression: a first stable point at ts == 0.0 was taken as "never".
     points = [ClusterPoint(ts=float(t), fault_seen=True, fully_redundant=True, complete=True)
-              for t in range(0, 5)]
+              for t in range(0, 15)]
     seconds = [Second(ts=float(t), ops=BASE) for t in range(-20, 20)]
     tl = Timeline(load_start=-20.0, fault=0.0, end=20.0, restore=None)
 
