@@ -130,6 +130,9 @@ mon_data_avail_crit = 2
 # librados blocks forever on a dead cluster otherwise
 rados_osd_op_timeout = 30
 rados_mon_op_timeout = 30
+# PG states reach the mgr (and so `status`) once per stats period: 5 s by default,
+# long enough to miss a whole re-peering; Faultline samples once a second
+mgr_stats_period = 1
 
 [client]
 # empty: concurrent clients would otherwise fight over one socket path

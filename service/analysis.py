@@ -40,6 +40,7 @@ class Second:
     errors: int = 0
     errors_by_class: dict[str, int] = field(default_factory=dict)
     histograms: tuple[str, ...] = ()
+    errors_by_op: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ def analyze(seconds: list[Second], points: list[ClusterPoint], tl: Timeline,
                     "time_to_full_redundancy_after_restore_s", "data_at_risk_s"):
             figures[key] = None
             reasons[key] = "no fault was injected"
-        figures["errors_by_class"] = {}
+        figures["errors_by_class"] = figures["errors_by_op"] = {}
     else:
         _errors(seconds, tl.fault, figures)
         _detection(points, tl, figures, reasons)
@@ -114,12 +115,16 @@ def _baseline(seconds: list[Second], tl: Timeline, figures: dict, reasons: dict)
 
 def _errors(seconds: list[Second], fault: float, figures: dict) -> None:
     by_class: dict[str, int] = {}
+    by_op: dict[str, int] = {}
     for s in seconds:
         if s.ts + 1 > fault:
             for cls, n in s.errors_by_class.items():
                 by_class[cls] = by_class.get(cls, 0) + n
+            for op, n in s.errors_by_op.items():
+                by_op[op] = by_op.get(op, 0) + n
     figures["errors"] = sum(by_class.values())
     figures["errors_by_class"] = by_class
+    figures["errors_by_op"] = by_op
 
 
 def _first_stable(points: list[ClusterPoint], start: float, attr: str) -> float | None:

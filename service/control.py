@@ -22,6 +22,7 @@ import json
 import logging
 import threading
 import time
+import uuid
 from datetime import datetime
 from typing import Any
 
@@ -78,8 +79,9 @@ class RunControl:
         self.sampler.start()
         self.driver = driver_for(self.cluster, self.workload)
         self.driver.connect()
+        # unique across databases too: runs of another database share the pool
         self.load = LoadSession(self.driver, self.workload, self._on_samples,
-                                tag=f"r{self.run_id}")
+                                tag=f"r{self.run_id}-{uuid.uuid4().hex[:6]}")
         if self.workload.prefill:
             count = self.load.prefill()
             self.recorder.event("prefilled", objects=count)

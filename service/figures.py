@@ -27,18 +27,22 @@ def seconds_of(session: Session, run_id: int) -> list[Second]:
     """Per-second load summed over op types."""
     rows = session.execute(select(LoadSample).where(LoadSample.run_id == run_id)).scalars()
     acc: dict[float, dict[str, Any]] = defaultdict(
-        lambda: {"ops": 0, "bytes": 0, "errors": 0, "by_class": defaultdict(int), "h": []})
+        lambda: {"ops": 0, "bytes": 0, "errors": 0, "by_class": defaultdict(int),
+                 "by_op": defaultdict(int), "h": []})
     for r in rows:
         a = acc[r.ts]
         a["ops"] += r.ops
         a["bytes"] += r.bytes
         a["errors"] += r.errors
+        if r.errors:
+            a["by_op"][r.op] += r.errors
         for cls, n in r.errors_by_class.items():
             a["by_class"][cls] += n
         if r.histogram:
             a["h"].append(r.histogram)
     return [Second(ts=ts, ops=a["ops"], bytes=a["bytes"], errors=a["errors"],
-                   errors_by_class=dict(a["by_class"]), histograms=tuple(a["h"]))
+                   errors_by_class=dict(a["by_class"]), histograms=tuple(a["h"]),
+                   errors_by_op=dict(a["by_op"]))
             for ts, a in sorted(acc.items())]
 
 

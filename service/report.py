@@ -8,7 +8,7 @@ from .models import Run
 
 FIGURE_KEYS = (
     "baseline_ops", "baseline_mbps", "baseline_p50_ms", "baseline_p99_ms", "errors",
-    "errors_by_class", "throughput_drop", "worst_second_drop", "time_to_detect_s",
+    "errors_by_class", "errors_by_op", "throughput_drop", "worst_second_drop", "time_to_detect_s",
     "time_to_client_recovery_s", "time_to_full_redundancy_s",
     "time_to_full_redundancy_after_restore_s", "restore_at_s", "data_at_risk_s",
     "lost_objects", "corrupt_objects",
@@ -62,7 +62,8 @@ def format_report(data: dict[str, Any]) -> str:
         f"  baseline                     {_fmt(data['baseline_ops'])} ops/s, "
         f"{_fmt(data['baseline_mbps'])} MB/s, p50 {_fmt(data['baseline_p50_ms'], ' ms')}, "
         f"p99 {_fmt(data['baseline_p99_ms'], ' ms')}",
-        f"  errors                       {_fmt(data['errors'])} {data['errors_by_class'] or ''}",
+        f"  errors                       {_fmt(data['errors'])} "
+        f"{data['errors_by_class'] or ''} {data['errors_by_op'] or ''}",
         f"  throughput drop              {_pct(data['throughput_drop'])} mean, "
         f"{_pct(data['worst_second_drop'])} worst second",
         f"  time to detect               {_fmt(data['time_to_detect_s'], ' s')}",

@@ -128,6 +128,18 @@ def test_errors_count_every_failed_operation_from_the_fault_on_by_class():
     assert result["errors_by_class"] == {"timeout": 45, "EIO": 1, "ENOENT": 2}
 
 
+def test_errors_are_also_counted_by_operation():
+    seconds = [Second(ts=float(t), ops=BASE) for t in range(100)]
+    seconds += [Second(ts=100.0, ops=50, errors=7, errors_by_class={"timeout": 7},
+                       errors_by_op={"read": 5, "write": 2}),
+                Second(ts=101.0, ops=90, errors=1, errors_by_class={"timeout": 1},
+                       errors_by_op={"delete": 1})]
+
+    result = figures(seconds)
+
+    assert result["errors_by_op"] == {"read": 5, "write": 2, "delete": 1}
+
+
 # throughput drop --------------------------------------------------------------------------
 
 
