@@ -101,6 +101,17 @@ class SampleRecorder:
         """At the end: every second, including the current partial one."""
         return self.take_closed(now_mono + 1.0, ops)
 
+    def take_final(self, end_second: int, ops: tuple[str, ...]) -> list[Sample]:
+        """At the end: every second before end_second. Operations that completed later (the
+        drain after the last start) are folded into the last second, so no partial second
+        at the end looks like a drop in throughput."""
+        with self._lock:
+            last = end_second - 1
+            for (second, op) in [k for k in self._buckets if k[0] > last]:
+                _merge(self._buckets.setdefault((last, op), Bucket()),
+                       self._buckets.pop((second, op)))
+        return self.take_closed(self.mono_start + end_second, ops)
+
     def _sample(self, second: int, op: str, b: Bucket) -> Sample:
         h = b.histogram
         has = b.ops > 0
@@ -112,6 +123,14 @@ class SampleRecorder:
             max_ms=h.get_max_value() / 1000 if has else None,
             histogram=h.encode().decode() if has else "",
         )
+
+
+def _merge(into: Bucket, other: Bucket) -> None:
+    into.ops += other.ops
+    into.bytes += other.bytes
+    into.errors.update(other.errors)
+    into.missed += other.missed
+    into.histogram.add(other.histogram)
 
 
 def merge_histograms(encoded: list[str]) -> HdrHistogram:

@@ -6,6 +6,7 @@ service writes them in batches); it never touches a database itself.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 import uuid
@@ -83,12 +84,16 @@ class LoadSession:
             self.sink(self.recorder.take_closed(time.monotonic(), OPS))
 
     def stop(self) -> None:
+        """Stop at the next whole second of the load, so every sample is a full second."""
         if self.loop is None:
             return
-        self.loop.stop()
-        self._stop.set()
+        self._stop.set()  # first: the flusher must not close the last second
         self._flusher.join()
-        self.sink(self.recorder.take_all(time.monotonic(), OPS))
+        elapsed = time.monotonic() - self.recorder.mono_start
+        end_second = math.floor(elapsed) + 1  # the flusher closed only seconds before it
+        time.sleep(max(0.0, end_second - elapsed))
+        self.loop.stop()
+        self.sink(self.recorder.take_final(end_second, OPS))
 
     def acknowledged(self) -> list[Entry]:
         return self.ledger.entries()

@@ -62,6 +62,7 @@ class RunControl:
         self.load: LoadSession | None = None
         self.driver = None
         self.fault_ts: float | None = None
+        self.restore_ts: float | None = None
         self.last_second: dict[str, float] = {}
         self._progress_stop = threading.Event()
 
@@ -132,7 +133,9 @@ class RunControl:
             else:
                 self.recorder.event("fault_failed", ts=ts, name=name,
                                     error=str(result.get("exception") or "")[:2000])
-        elif name == self.restore_name and status == "succeeded" and self.fault_ts:
+        elif (name == self.restore_name and status == "succeeded" and self.fault_ts
+              and self.restore_ts is None):
+            self.restore_ts = ts  # a rollback of the same name later restores nothing new
             self.recorder.event("restored", ts=ts, name=name)
 
     def end(self, journal: dict | None) -> None:

@@ -36,8 +36,10 @@ def show(run_id: int):
     with _session() as session:
         run = _run_or_404(session, run_id)
         data = report_dict(run)
-        events = [{"t": e.ts, "kind": e.kind, "detail": e.detail} for e in run.events]
-    return render_template("run.html", run=data, events=events)
+        origin = run.fault_ts or run.load_started_ts or 0.0
+        events = [{"t": e.ts - origin, "kind": e.kind, "detail": e.detail} for e in run.events]
+    return render_template("run.html", run=data, events=events,
+                           origin="the fault" if run.fault_ts else "the start of the load")
 
 
 @bp.get("/runs/<int:run_id>/series.json")

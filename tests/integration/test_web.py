@@ -72,6 +72,7 @@ def test_run_page_shows_figures_and_draws_the_throughput_chart(recorded_run, ser
             assert page.inner_text("[data-figure='baseline_ops']") == "100.0"
             assert page.inner_text("[data-figure='time_to_detect_s']") == "1.0"
             assert page.inner_text("[data-figure='lost_objects']") == "0"
+            assert "+0.00 s\tfault_injected" in page.inner_text("#timeline")
             # the chart drew something: the canvas is not blank
             painted = page.evaluate("""() => {
                 const c = document.getElementById('throughput');

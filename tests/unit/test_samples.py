@@ -93,6 +93,17 @@ def test_take_all_includes_the_current_partial_second(recorder):
     assert [(s.second, s.ops) for s in samples] == [(0, 0), (1, 1)]
 
 
+def test_final_samples_fold_the_drain_into_the_last_full_second(recorder):
+    recorder.success("read", T0 + 1.5, 0.001, 10)
+    recorder.success("read", T0 + 2.004, 0.003, 10)  # issued before 2 s, done just after
+    recorder.error("read", T0 + 2.2, "timeout")
+
+    samples = recorder.take_final(2, ("read",))
+
+    assert [(s.second, s.ops, s.errors) for s in samples] == [
+        (0, 0, {}), (1, 2, {"timeout": 1})]
+
+
 def test_errors_are_counted_by_class_and_not_as_operations(recorder):
     recorder.error("read", T0 + 0.1, "timeout")
     recorder.error("read", T0 + 0.2, "timeout")
