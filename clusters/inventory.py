@@ -79,6 +79,7 @@ class Service:
     pid_file: str | None = None
     unit: str | None = None
     start: str | None = None
+    program: str | None = None  # binary name, to tell our daemon from a reused PID
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,8 @@ def load_inventory(path: str | Path) -> dict[str, Cluster]:
         ) from None
     except yaml.YAMLError as exc:
         raise InventoryError(f"inventory {path} is not valid YAML: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InventoryError(f"cannot read inventory {path}: {exc}") from None
     return parse_inventory(raw, source=str(path))
 
 
@@ -187,6 +190,8 @@ def _parse_cluster(name: str, spec: Any, problems: list[str]) -> Cluster | None:
             problems.append(f"{where}: service {service.name} is on unknown node {service.node!r}")
         if not (service.pid_file or service.unit):
             problems.append(f"{where}: service {service.name} needs a pid_file or a unit")
+        if service.name in {s.name for s in services}:
+            problems.append(f"{where}: service {service.name} is listed twice")
         services.append(service)
     client = spec.get("client") or {}
     if not isinstance(client, dict):
@@ -212,6 +217,12 @@ def _parse_node(where: str, raw: Any, ssh_defaults: dict, problems: list[str]) -
         node_ssh = {}
     ssh = _build(SshAccess, {**ssh_defaults, **node_ssh},
                  f"{where} node {raw['name']} ssh", problems) or SshAccess()
+    if isinstance(ssh.port, bool) or not isinstance(ssh.port, int) or not 0 < ssh.port < 65536:
+        problems.append(f"{where}: node {raw['name']} ssh port must be 1..65535, "
+                        f"not {ssh.port!r}")
+    if not isinstance(ssh.verify_host_keys, bool):
+        problems.append(f"{where}: node {raw['name']} ssh verify_host_keys must be true or "
+                        f"false, not {ssh.verify_host_keys!r}")
     return Node(name=str(raw["name"]), address=str(raw["address"]), zone=raw.get("zone"),
                 ssh=ssh, netns=raw.get("netns"))
 
@@ -240,8 +251,10 @@ def write_cluster(path: str | Path, name: str, spec: dict[str, Any]) -> None:
     path = Path(path)
     raw: dict[str, Any] = {"clusters": {}}
     if path.exists():
-        raw = yaml.safe_load(path.read_text()) or {"clusters": {}}
-        raw.setdefault("clusters", {})
+        raw = yaml.safe_load(path.read_text()) or {}
+        if not isinstance(raw, dict) or not isinstance(raw.get("clusters") or {}, dict):
+            raise InventoryError(f"{path}: expected a mapping with a 'clusters' mapping")
+        raw["clusters"] = raw.get("clusters") or {}
     raw["clusters"][name] = spec
     parse_inventory(raw, source=str(path))  # never write a file we could not read back
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -13,6 +13,9 @@ from .exceptions import RemoteCommandFailed
 from .inventory import Cluster, Service
 from .ssh import CommandResult, run_on_node
 
+# The binary each kind of daemon runs, unless the inventory names another (`program`).
+PROGRAMS = {"osd": "ceph-osd", "mon": "ceph-mon", "mgr": "ceph-mgr", "rgw": "radosgw"}
+
 
 def run(cluster: Cluster, service: Service, command: str, timeout: float = 60.0,
         check: bool = True) -> CommandResult:
@@ -34,10 +37,14 @@ def pid_of(cluster: Cluster, service: Service) -> int | None:
         out = run(cluster, service, f"systemctl show -p MainPID --value {unit}",
                   check=False).stdout.strip()
         return int(out) if out.isdigit() and int(out) > 0 else None
-    # A zombie or a stale pid file counts as not running.
+    # A zombie, a stale pid file, or a PID reused by another program counts as not running:
+    # SIGKILL leaves the pid file behind, and its PID may belong to anything later.
+    program = service.program or PROGRAMS.get(service.kind)
+    same_program = (f" && e=$(readlink /proc/$p/exe) && case \"${{e% (deleted)}}\" in "
+                    f"*/{shlex.quote(program)}) true;; *) false;; esac" if program else "")
     script = (f"p=$(cat {shlex.quote(service.pid_file or '')} 2>/dev/null) && "
-              f"[ -n \"$p\" ] && [ -d /proc/$p ] && ! grep -q '^State:.*Z' /proc/$p/status "
-              f"&& echo $p")
+              f"[ -n \"$p\" ] && [ -d /proc/$p ] && ! grep -q '^State:.*Z' /proc/$p/status"
+              f"{same_program} && echo $p")
     out = run(cluster, service, script, check=False).stdout.strip()
     return int(out) if out.isdigit() else None
 

@@ -79,6 +79,9 @@ class NodeShell:
             raise NodeUnreachable(
                 f"node {self.node.name} ({self.node.address}:{access.port}) is unreachable: "
                 f"{exc}") from None
+        transport = client.get_transport()
+        if transport is not None:
+            transport.set_keepalive(5)  # notice a node that died mid-command
         self._client = client
 
     def close(self) -> None:
@@ -93,12 +96,17 @@ class NodeShell:
         assert self._client is not None
         try:
             _, stdout, stderr = self._client.exec_command(command, timeout=timeout)
+            # reads honour the channel timeout; recv_exit_status() alone would wait forever
+            # on a frozen node
+            out = stdout.read().decode(errors="replace")
+            err = stderr.read().decode(errors="replace")
+            if not stdout.channel.status_event.wait(timeout):
+                raise TimeoutError(f"no exit status after {timeout:.0f} s")
             status = stdout.channel.recv_exit_status()
-            result = CommandResult(status, stdout.read().decode(errors="replace"),
-                                   stderr.read().decode(errors="replace"))
+            result = CommandResult(status, out, err)
         except (TimeoutError, paramiko.SSHException, OSError) as exc:
             raise NodeUnreachable(
-                f"command on node {self.node.name} did not complete: {exc}") from None
+                f"`{command}` on node {self.node.name} did not complete: {exc}") from None
         if check and status != 0:
             raise RemoteCommandFailed(
                 f"`{command}` on node {self.node.name} exited {status}: "

@@ -28,13 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from clusters import inventory
-from clusters.ceph_admin import CephAdmin, CephState
+from clusters.ceph_admin import CephAdmin
 from clusters.exceptions import ClusterError
 from clusters.paths import default_inventory
 
-from . import disks, netns, procs, sshd
+from . import ceph_setup, disks, netns, procs, sshd
 from .ceph_layout import (
-    CLEAN_POLLS,
     CLUSTER_NAME,
     HEALTH_TIMEOUT,
     MGR_ID,
@@ -42,8 +41,6 @@ from .ceph_layout import (
     MON_ID,
     OSD_COUNT,
     POOL,
-    POOL_PGS,
-    PROMETHEUS_PORT,
     PROMETHEUS_URL,
     CephLab,
     LabError,
@@ -126,85 +123,6 @@ def _stop_targets(lab: CephLab, daemons: list[str]) -> dict[Path, str | None]:
     return {lab.pid_file(d): _program(d) for d in daemons}
 
 
-# -- cluster commands ------------------------------------------------------------------
-
-
-def _admin(lab: CephLab, timeout: float = 30.0) -> CephAdmin:
-    admin = CephAdmin(str(lab.conf), timeout=timeout)
-    admin.connect()
-    return admin
-
-
-def _configure_prometheus(admin: CephAdmin) -> None:
-    wanted = {"server_addr": "127.0.0.1", "server_port": str(PROMETHEUS_PORT),
-              "scrape_interval": "5"}  # the default 15 s cache makes the metrics lag
-    current = {(o["section"], o["name"]): o["value"] for o in admin.command("config dump")}
-    for name, value in wanted.items():
-        key = f"mgr/prometheus/{name}"
-        if current.get(("mgr", key)) != value:  # every write waits for a Paxos round
-            # force: before the mgr's first report the mon knows no module options
-            admin.command("config set", who="mgr", name=key, value=value, force=True)
-
-
-def _ensure_prometheus_enabled(admin: CephAdmin) -> None:
-    modules = admin.command("mgr module ls")
-    if "prometheus" not in modules.get("enabled_modules", []):
-        admin.command("mgr module enable", module="prometheus")  # this restarts the mgr
-
-
-def _create_osd_ids(admin: CephAdmin, state: dict[str, Any]) -> None:
-    uuids = state.setdefault("osd_uuids", {})
-    for osd in range(OSD_COUNT):
-        osd_uuid = uuids.setdefault(str(osd), str(uuid.uuid4()))
-        out = admin.command("osd new", uuid=osd_uuid, id=osd)
-        got = out.get("osdid") if isinstance(out, dict) else out
-        if got != osd:
-            raise LabError(f"ceph osd new gave id {got!r}, expected {osd}")
-
-
-def _ensure_pool(admin: CephAdmin) -> None:
-    if admin.pool_exists(POOL):
-        return
-    admin.command("osd pool create", pool=POOL, pg_num=POOL_PGS, pgp_num=POOL_PGS,
-                  pool_type="replicated")
-    admin.command("osd pool set", pool=POOL, var="size", val="3")
-    admin.command("osd pool set", pool=POOL, var="min_size", val="2")
-    admin.command("osd pool application enable", pool=POOL, app="rados")
-
-
-def _settled(state: CephState) -> bool:
-    return (state.health == "HEALTH_OK" and state.num_osds == OSD_COUNT
-            and state.num_up_osds == OSD_COUNT and state.num_in_osds == OSD_COUNT
-            and state.num_pgs > 0 and state.clean_pgs == state.num_pgs)
-
-
-def _describe(state: CephState | None) -> str:
-    if state is None:
-        return "no answer from the monitor"
-    checks = f" ({', '.join(state.checks)})" if state.checks else ""
-    return (f"{state.health}{checks}, OSDs up {state.num_up_osds} / in {state.num_in_osds}"
-            f" of {state.num_osds}, PGs active+clean {state.clean_pgs} of {state.num_pgs}")
-
-
-def wait_healthy(admin: CephAdmin, timeout: float = HEALTH_TIMEOUT) -> CephState:
-    """Wait for HEALTH_OK, all OSDs up+in and every PG active+clean, CLEAN_POLLS polls in a row."""
-    deadline = time.monotonic() + timeout
-    in_a_row = 0
-    last: CephState | None = None
-    while time.monotonic() < deadline:
-        try:
-            last = admin.state()
-        except ClusterError:
-            last = None
-        in_a_row = in_a_row + 1 if last is not None and _settled(last) else 0
-        if in_a_row >= CLEAN_POLLS and last is not None:
-            return last
-        time.sleep(1.0)
-    raise LabError(
-        f"waited {timeout:.0f} s for HEALTH_OK with {OSD_COUNT} OSDs up+in and all PGs "
-        f"active+clean on {CLEAN_POLLS} polls in a row; last seen: {_describe(last)}")
-
-
 # -- inventory -------------------------------------------------------------------------
 
 
@@ -283,11 +201,11 @@ def _initialise(lab: CephLab, admin_timeout: float) -> CephAdmin:
     subprocess.run(["ceph-mon", "-c", str(lab.conf), "--mkfs", "-i", MON_ID, "--monmap",
                     str(monmap)], check=True, capture_output=True, preexec_fn=procs.no_core_dumps)
     _start_local(lab, f"mon.{MON_ID}")
-    admin = _admin(lab, admin_timeout)
-    _configure_prometheus(admin)  # before the mgr's first start: no restart later
+    admin = ceph_setup.admin(lab, admin_timeout)
+    ceph_setup.configure_prometheus(admin)  # before the mgr's first start: no restart later
     (lab.home / "mgr" / f"ceph-{MGR_ID}").mkdir(parents=True, exist_ok=True)
     _start_local(lab, f"mgr.{MGR_ID}")
-    _create_osd_ids(admin, state)
+    ceph_setup.create_osd_ids(admin, state)
     _write_state(lab, state)
     with ThreadPoolExecutor(max_workers=OSD_COUNT) as pool:
         for future in [pool.submit(_mkfs_osd, lab, osd, state["osd_uuids"][str(osd)])
@@ -330,18 +248,18 @@ def up(home: Path | None = None, timeout: float = HEALTH_TIMEOUT) -> dict[str, A
     else:
         write_conf(lab, state["fsid"])  # the layout may have changed since the last up
         _start_local(lab, f"mon.{MON_ID}")
-        admin = _admin(lab)
+        admin = ceph_setup.admin(lab)
         _start_local(lab, f"mgr.{MGR_ID}")
     try:
         # OSDs start in parallel: each replays its BlueStore WAL for a few seconds
         with ThreadPoolExecutor(max_workers=OSD_COUNT) as pool:
             list(pool.map(lambda osd: _start_osd(lab, osd), range(OSD_COUNT)))
-        _ensure_pool(admin)
-        _configure_prometheus(admin)
-        _ensure_prometheus_enabled(admin)
+        ceph_setup.ensure_pool(admin)
+        ceph_setup.configure_prometheus(admin)
+        ceph_setup.ensure_prometheus_enabled(admin)
         daemons_started = time.monotonic()
         log.info("daemons running after %.1f s; waiting for HEALTH_OK", daemons_started - started)
-        final = wait_healthy(admin, timeout)
+        final = ceph_setup.wait_healthy(admin, timeout)
     finally:
         admin.close()
     healthy = time.monotonic()

@@ -9,6 +9,7 @@ at once and calls `done` from the driver's own completion thread.
 from __future__ import annotations
 
 import itertools
+import logging
 import random
 import threading
 import time
@@ -19,6 +20,8 @@ from .ledger import Ledger
 from .payload import PayloadSource
 from .samples import SampleRecorder
 from .workload import OPS, Workload
+
+log = logging.getLogger(__name__)
 
 Done = Callable[[bool, int, str | None, bytes | None], None]  # ok, bytes, error class, data
 
@@ -65,6 +68,7 @@ class OpenLoop:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._names = itertools.count()
+        self.failure: str | None = None
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="faultline-openloop",
@@ -81,6 +85,13 @@ class OpenLoop:
             time.sleep(0.05)
 
     def _run(self) -> None:
+        try:
+            self._schedule()
+        except Exception as exc:  # a dead load must not pass for a throughput drop
+            self.failure = f"the load generator stopped: {type(exc).__name__}: {exc}"
+            log.exception(self.failure)
+
+    def _schedule(self) -> None:
         choose = op_chooser(self.workload.mix, self.workload.seed)
         rng = random.Random(self.workload.seed + 1)
         start = time.monotonic()
@@ -98,8 +109,13 @@ class OpenLoop:
             self._issue(op, intended, rng)
 
     def _issue(self, op: str, intended: float, rng: random.Random) -> None:
-        if op != "write" and len(self.ledger) == 0:
-            op = "write"  # nothing to read or delete yet
+        entry = None
+        if op == "read":
+            entry = self.ledger.pick()
+        elif op == "delete":
+            entry = self.ledger.take()
+        if entry is None:
+            op = "write"  # nothing to read or delete (yet)
         with self._lock:
             self.in_flight += 1
             self.submitted += 1
@@ -112,25 +128,28 @@ class OpenLoop:
             self.driver.write(container, name, data,
                               self._on_done(op, intended, container, name, len(data)))
         elif op == "read":
-            entry = self.ledger.pick()
             self.driver.read(entry.container, entry.name, entry.size,
                              self._on_done(op, intended, entry.container, entry.name, entry.size))
         else:
-            entry = self.ledger.take()
             self.driver.delete(entry.container, entry.name,
                                self._on_done(op, intended, entry.container, entry.name, 0))
 
     def _on_done(self, op: str, intended: float, container: str, name: str, size: int) -> Done:
         def done(ok: bool, nbytes: int, error_class: str | None, data: bytes | None) -> None:
-            now = time.monotonic()
-            if ok and op == "read" and data != self.payloads.content(name, size):
-                ok, error_class = False, "corrupt"
-            if ok:
-                self.recorder.success(op, now, now - intended, nbytes)
-                if op == "write":
-                    self.ledger.add(container, name, size)
-            else:
-                self.recorder.error(op, now, error_class or "unknown")
-            with self._lock:
-                self.in_flight -= 1
+            # runs in the driver's completion thread: whatever happens, the slot is freed
+            try:
+                now = time.monotonic()
+                if ok and op == "read" and data != self.payloads.content(name, size):
+                    ok, error_class = False, "corrupt"
+                if ok:
+                    self.recorder.success(op, now, now - intended, nbytes)
+                    if op == "write":
+                        self.ledger.add(container, name, size)
+                else:
+                    self.recorder.error(op, now, error_class or "unknown")
+            except Exception:
+                log.exception(f"recording a completed {op} of {container}/{name} failed")
+            finally:
+                with self._lock:
+                    self.in_flight -= 1
         return done

@@ -87,15 +87,17 @@ class SampleRecorder:
 
     def take_closed(self, now_mono: float, ops: tuple[str, ...]) -> list[Sample]:
         """Samples of every second that ended before now, once; empty seconds included."""
-        closed_until = int(now_mono - self.mono_start)
         with self._lock:
-            taken = []
-            for second in range(self._flushed_until, closed_until):
-                for op in ops:
-                    bucket = self._buckets.pop((second, op), None) or Bucket()
-                    taken.append((second, op, bucket))
-            self._flushed_until = max(self._flushed_until, closed_until)
+            taken = self._take_locked(int(now_mono - self.mono_start), ops)
         return [self._sample(second, op, bucket) for second, op, bucket in taken]
+
+    def _take_locked(self, closed_until: int, ops: tuple[str, ...]) -> list:
+        taken = []
+        for second in range(self._flushed_until, closed_until):
+            for op in ops:
+                taken.append((second, op, self._buckets.pop((second, op), None) or Bucket()))
+        self._flushed_until = max(self._flushed_until, closed_until)
+        return taken
 
     def take_all(self, now_mono: float, ops: tuple[str, ...]) -> list[Sample]:
         """At the end: every second, including the current partial one."""
@@ -105,12 +107,13 @@ class SampleRecorder:
         """At the end: every second before end_second. Operations that completed later (the
         drain after the last start) are folded into the last second, so no partial second
         at the end looks like a drop in throughput."""
-        with self._lock:
+        with self._lock:  # one lock for merge and take: a late completion lands in neither
             last = end_second - 1
             for (second, op) in [k for k in self._buckets if k[0] > last]:
                 _merge(self._buckets.setdefault((last, op), Bucket()),
                        self._buckets.pop((second, op)))
-        return self.take_closed(self.mono_start + end_second, ops)
+            taken = self._take_locked(end_second, ops)
+        return [self._sample(second, op, bucket) for second, op, bucket in taken]
 
     def _sample(self, second: int, op: str, b: Bucket) -> Sample:
         h = b.histogram

@@ -6,6 +6,7 @@ service writes them in batches); it never touches a database itself.
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 import time
@@ -18,6 +19,8 @@ from .payload import PayloadSource
 from .samples import Sample, SampleRecorder
 from .verify import VerifyResult, verify
 from .workload import OPS, Workload
+
+log = logging.getLogger(__name__)
 
 SampleSink = Callable[[list[Sample]], None]
 
@@ -38,6 +41,7 @@ class LoadSession:
         self.started_at: float | None = None
         self._flusher: threading.Thread | None = None
         self._stop = threading.Event()
+        self._leftover: list[Sample] = []
 
     def prefill(self, concurrency: int = 32, timeout_s: float = 300.0) -> int:
         """Write objects_per_container objects to every container; return how many."""
@@ -80,12 +84,24 @@ class LoadSession:
         self._flusher.start()
 
     def _flush_loop(self) -> None:
+        pending: list[Sample] = []
         while not self._stop.wait(self.flush_every_s):
-            self.sink(self.recorder.take_closed(time.monotonic(), OPS))
+            pending += self.recorder.take_closed(time.monotonic(), OPS)
+            pending = self._deliver(pending)
+        self._leftover = pending
+
+    def _deliver(self, samples: list[Sample]) -> list[Sample]:
+        """Hand samples to the sink; keep them for the next try if it fails."""
+        try:
+            self.sink(samples)
+            return []
+        except Exception:
+            log.exception(f"could not store {len(samples)} load samples; will retry")
+            return samples
 
     def stop(self) -> None:
         """Stop at the next whole second of the load, so every sample is a full second."""
-        if self.loop is None:
+        if self.loop is None or self._stop.is_set():
             return
         self._stop.set()  # first: the flusher must not close the last second
         self._flusher.join()
@@ -93,7 +109,10 @@ class LoadSession:
         end_second = math.floor(elapsed) + 1  # the flusher closed only seconds before it
         time.sleep(max(0.0, end_second - elapsed))
         self.loop.stop()
-        self.sink(self.recorder.take_final(end_second, OPS))
+        if self.loop.in_flight:
+            log.warning(f"{self.loop.in_flight} operations still in flight after the drain; "
+                        "they are not in the samples")
+        self.sink(self._leftover + self.recorder.take_final(end_second, OPS))
 
     def acknowledged(self) -> list[Entry]:
         return self.ledger.entries()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass, field
 
 from .ledger import Entry
@@ -58,9 +59,11 @@ def verify(driver: AsyncDriver, entries: list[Entry], payloads: PayloadSource,
             slots.release()
         return done
 
+    deadline = time.monotonic() + timeout_s
     for entry in entries:
-        slots.acquire()
+        if not slots.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            break
         driver.read(entry.container, entry.name, entry.size, reader(entry))
-    if not finished.wait(timeout_s):
+    if not finished.wait(max(0.0, deadline - time.monotonic())):
         raise TimeoutError(f"verify: {pending[0]} reads still pending after {timeout_s:.0f} s")
     return result

@@ -57,30 +57,39 @@ def parse_workload(raw: dict[str, Any] | None) -> Workload:
 def _check(w: Workload) -> list[str]:
     problems = []
 
-    def number(name: str, value: Any, minimum: float, strict: bool) -> None:
+    def number(name: str, value: Any, minimum: float, strict: bool,
+               integer: bool = False) -> None:
         if isinstance(value, bool) or not isinstance(value, int | float):
             problems.append(f"{name} must be a number, not {value!r}")
+        elif integer and not isinstance(value, int):
+            problems.append(f"{name} must be a whole number, not {value!r}")
         elif value < minimum or (strict and value == minimum):
             problems.append(f"{name} must be {'>' if strict else '>='} {minimum}, not {value}")
 
-    number("containers", w.containers, 1, False)
-    number("objects_per_container", w.objects_per_container, 0, False)
+    def whole(name: str, value: Any, minimum: float, strict: bool = False) -> None:
+        number(name, value, minimum, strict, integer=True)
+
+    whole("containers", w.containers, 1)
+    whole("objects_per_container", w.objects_per_container, 0)
     size_problems = len(problems)
-    number("object_size", w.object_size, 0, True)
+    whole("object_size", w.object_size, 0, True)
     if w.object_size_max is not None:
         # compared with object_size only when that is valid (it may not even be a number)
         if len(problems) == size_problems:
-            number("object_size_max", w.object_size_max, w.object_size, False)
+            whole("object_size_max", w.object_size_max, w.object_size)
         else:
-            number("object_size_max", w.object_size_max, 0, True)
+            whole("object_size_max", w.object_size_max, 0, True)
     number("rate", w.rate, 0, True)
     if w.workers is not None:
-        number("workers", w.workers, 1, False)
+        problems.append("workers (closed loop) is not supported yet: use an open-loop rate")
     number("ramp_s", w.ramp_s, 0, False)
     number("baseline_s", w.baseline_s, 0, True)
     if w.duration_s is not None:
         number("duration_s", w.duration_s, 0, True)
-    number("max_in_flight", w.max_in_flight, 1, False)
+    whole("max_in_flight", w.max_in_flight, 1)
+    whole("seed", w.seed, 0)
+    if not isinstance(w.prefill, bool):
+        problems.append(f"prefill must be true or false, not {w.prefill!r}")
     if not isinstance(w.mix, dict):
         problems.append(f"mix must be a mapping of {', '.join(OPS)} to percentages")
         return problems
@@ -91,7 +100,7 @@ def _check(w: Workload) -> list[str]:
     shares = list(w.mix.values())
     if any(isinstance(v, bool) or not isinstance(v, int | float) or v < 0 for v in shares):
         problems.append("mix percentages must be numbers >= 0")
-    elif sum(shares) != 100:
+    elif abs(sum(shares) - 100) > 1e-9:
         problems.append(f"mix must sum to 100, not {sum(shares)}")
     elif w.mix.get("read", 0) + w.mix.get("delete", 0) > 0 and w.mix.get("write", 0) == 0 \
             and w.objects_per_container == 0:

@@ -4,19 +4,27 @@ from __future__ import annotations
 
 import json
 import logging
+import subprocess
 import sys
 
 import click
 from sqlalchemy import select
+from sqlalchemy.exc import OperationalError
 
 from clusters.exceptions import ClusterError
+from lab.ceph_layout import LabError
+from lab.procs import DaemonError
 from loadgen.exceptions import LoadError
 
 from . import db, experiments, figures
 from .models import Run
+from .pgserver import DatabaseSetupError
 from .report import format_report, report_dict
 
 USER_ERRORS = (ClusterError, LoadError, experiments.ExperimentError, figures.RunNotFound)
+# Errors of the machine or the lab: one clear line too, never a traceback.
+SETUP_ERRORS = (LabError, DaemonError, DatabaseSetupError, PermissionError,
+                subprocess.CalledProcessError)
 
 
 def _fail(message: str) -> None:
@@ -24,7 +32,17 @@ def _fail(message: str) -> None:
     sys.exit(2)
 
 
-@click.group()
+class FaultlineGroup(click.Group):
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except USER_ERRORS + SETUP_ERRORS as exc:
+            _fail(str(exc))
+        except OperationalError as exc:
+            _fail(f"cannot use the database: {str(exc.orig).strip().splitlines()[0]}")
+
+
+@click.group(cls=FaultlineGroup)
 def main() -> None:
     """Faultline: chaos and degraded-mode testing for Ceph and Swift."""
 

@@ -162,6 +162,8 @@ class RunControl:
         finally:
             if self.driver is not None:
                 self.driver.close()
+        if self.load is not None and self.load.loop is not None and self.load.loop.failure:
+            error = self.load.loop.failure
         unrestored = self._check_restored(journal)
         if unrestored and journal is not None:
             journal["status"] = "failed"  # so `chaos run` exits non-zero too
@@ -221,13 +223,18 @@ class RunControl:
 
 def before_experiment_control(context: dict, configuration: dict = None,
                               secrets: dict = None, **arguments: Any) -> None:
+    # chaoslib logs any other exception of a control at debug level and goes on, which
+    # would inject the fault with no load and no record: every failure must interrupt.
     try:
         control = RunControl(context, configuration, arguments)
     except (ClusterError, LoadError) as exc:
         raise InterruptExecution(f"Faultline: {exc}") from None
+    except Exception as exc:
+        logger.exception("Faultline could not prepare the run")
+        raise InterruptExecution(f"Faultline could not prepare the run: {exc}") from None
     try:
         control.begin(arguments.get("experiment_path"))
-    except (ClusterError, LoadError, RuntimeError, TimeoutError) as exc:
+    except Exception as exc:
         control.abandon(str(exc))
         raise InterruptExecution(f"Faultline could not start the load: {exc}") from None
     _runs[id(context)] = control
@@ -251,7 +258,13 @@ def after_experiment_control(context: dict, state: dict = None, **arguments: Any
     if control is not None and control.recorder is not None:
         if state is not None:
             state["faultline_run_id"] = control.run_id  # the journal names its run
-        control.end(state)
+        try:
+            control.end(state)
+        except Exception as exc:  # chaoslib would hide it: say it, and close the run
+            logger.exception(f"Faultline could not finish run {control.run_id}")
+            control.abandon(f"could not finish the run: {exc}")
+            if state is not None:
+                state["status"] = "failed"
 
 
 def _first_action(experiment: dict) -> str | None:

@@ -21,6 +21,7 @@ from clusters.preflight import check_nodes_reachable
 from loadgen.workload import parse_workload
 
 CONTROL_MODULE = "service.control"
+ROLLBACK_ALWAYS = {"runtime": {"rollbacks": {"strategy": "always"}}}
 
 
 class ExperimentError(Exception):
@@ -73,4 +74,6 @@ def run(path: str | Path, cluster: str | None = None,
     os.environ["FAULTLINE_INVENTORY"] = str(inventory or default_inventory())
     control = faultline_control(experiment)
     control["provider"].setdefault("arguments", {})["experiment_path"] = str(Path(path))
-    return run_experiment(experiment, settings={})
+    # Restore even when the method fails or is interrupted (Ctrl-C): chaoslib's default
+    # strategy skips rollbacks then, and would leave the fault in place.
+    return run_experiment(experiment, settings=ROLLBACK_ALWAYS)

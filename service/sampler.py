@@ -7,6 +7,7 @@ slow for recovery timing, so it is not used here.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -15,6 +16,8 @@ from typing import Any
 from clusters.ceph_admin import CephAdmin
 from clusters.exceptions import ClusterError
 from clusters.inventory import Cluster
+
+log = logging.getLogger(__name__)
 
 Sink = Callable[[list[tuple[float, str, dict[str, Any]]]], None]
 
@@ -57,6 +60,9 @@ class ClusterSampler:
                 health = state["health"]
             except ClusterError as exc:
                 state, health = {"error": str(exc)}, "UNREACHABLE"
+            except Exception as exc:  # an odd reply must not end the sampling
+                log.exception("cluster sample failed")
+                state, health = {"error": f"{type(exc).__name__}: {exc}"}, "UNKNOWN"
             ts = (before + time.time()) / 2
             self.latest = {"ts": ts, **state}
             self._pending.append((ts, health, state))
@@ -68,5 +74,10 @@ class ClusterSampler:
 
     def _flush(self) -> None:
         pending, self._pending = self._pending, []
-        if pending:
+        if not pending:
+            return
+        try:
             self.sink(pending)
+        except Exception:  # e.g. the database restarting: keep the rows for the next flush
+            log.exception(f"could not store {len(pending)} cluster samples; will retry")
+            self._pending = pending + self._pending

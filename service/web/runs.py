@@ -5,6 +5,8 @@ from __future__ import annotations
 from flask import Blueprint, Flask, abort, current_app, jsonify, render_template
 from sqlalchemy import select
 
+from loadgen.samples import merge_histograms
+
 from ..figures import RunNotFound, get_run
 from ..models import ClusterSample, Event, LoadSample, Run
 from ..report import report_dict
@@ -50,10 +52,14 @@ def series(run_id: int):
         per_second: dict[float, dict] = {}
         for s in session.execute(select(LoadSample).where(LoadSample.run_id == run_id)
                                  .order_by(LoadSample.ts)).scalars():
-            row = per_second.setdefault(s.ts, {"ops": 0, "errors": 0, "p99_ms": 0.0})
+            row = per_second.setdefault(s.ts, {"ops": 0, "errors": 0, "h": []})
             row["ops"] += s.ops
             row["errors"] += s.errors
-            row["p99_ms"] = max(row["p99_ms"], s.p99_ms or 0.0)
+            row["h"].append(s.histogram)
+        for row in per_second.values():  # p99 over all op types, from the merged histograms
+            merged = merge_histograms(row.pop("h"))
+            row["p99_ms"] = (merged.get_value_at_percentile(99) / 1000
+                             if merged.get_total_count() else None)
         origin = run.fault_ts or run.load_started_ts or 0.0
         health = [{"t": round(c.ts - origin, 2), "health": c.health,
                    "degraded": c.state.get("degraded_objects")}

@@ -57,8 +57,9 @@ def _assert_all_osds_back(cluster) -> None:
 def test_stock_chaos_run_records_an_osd_kill(ceph_cluster, database_url, env, tmp_path):
     # The experiment file runs unchanged under the stock Chaos Toolkit CLI.
     done = subprocess.run(
-        ["chaos", "--no-version-check", "run", "--journal-path", str(tmp_path / "journal.json"),
-         str(EXPERIMENT)], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=900)
+        ["chaos", "--no-version-check", "run", "--rollback-strategy", "always",
+"--journal-path", str(tmp_path / "journal.json"), str(EXPERIMENT)],
+        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     run = _latest_run(database_url)
     _assert_recorded_osd_kill(run)

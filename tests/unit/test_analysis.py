@@ -227,21 +227,30 @@ def test_a_gap_in_the_samples_is_not_a_good_second():
     assert figures(seconds)["time_to_client_recovery_s"] == 6.0
 
 
+def test_a_second_stall_before_full_redundancy_postpones_the_recovery():
+    # Ceph marks the dead OSD out ~30 s after the kill: clients stall again
+    seconds = load(ops_at={100: 0, 101: 0, 102: 0, 115: 30})
+
+    assert figures(seconds)["time_to_client_recovery_s"] == 16.0
+
+
 def test_nine_good_seconds_before_the_end_are_not_a_recovery():
     seconds = load(end=112)  # good seconds 103..111
 
-    result = figures(seconds, tl=timeline(end=112.0))
+    result = figures(seconds, points=cluster(redundant_from=105.0), tl=timeline(end=112.0))
 
     assert result["time_to_client_recovery_s"] is None
     assert result["reasons"]["time_to_client_recovery_s"] == (
         "throughput never stayed within 5% of the baseline with zero errors "
-        "for 10 s before the load ended")
+        "for 10 s and until the end of the fault window before the load ended")
 
 
 def test_ten_good_seconds_before_the_end_are_a_recovery():
     seconds = load(end=113)  # good seconds 103..112
 
-    assert figures(seconds, tl=timeline(end=113.0))["time_to_client_recovery_s"] == 3.0
+    result = figures(seconds, points=cluster(redundant_from=105.0), tl=timeline(end=113.0))
+
+    assert result["time_to_client_recovery_s"] == 3.0
 
 
 # time to full redundancy ------------------------------------------------------------------
@@ -368,3 +377,12 @@ def test_verify_results_become_lost_and_corrupt_objects():
 
     assert (result["lost_objects"], result["corrupt_objects"], result["verified_objects"]) == \
         (2, 1, 500)
+
+
+def test_objects_that_could_not_be_read_back_leave_lost_objects_unknown():
+    result = figures(verify={"checked": 10, "lost_objects": 0, "corrupt_objects": 0,
+                             "unreadable_objects": 2})
+
+    assert result["lost_objects"] is None and result["unreadable_objects"] == 2
+    assert result["reasons"]["lost_objects"].startswith(
+        "2 acknowledged objects could not be read back")

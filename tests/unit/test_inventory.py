@@ -131,6 +131,14 @@ NODE1 = [{"name": "node1", "address": "10.77.0.11"}]
      "SshAccess.__init__() got an unexpected keyword argument 'usr'"),
     (inventory(ssh="root"),
      "inventory is malformed: cluster 'lab-ceph': ssh must be a mapping"),
+    (inventory(nodes=[{"name": "node1", "address": "10.77.0.11", "ssh": {"port": "22"}}],
+               disks=None, services=None),
+     "inventory is malformed: cluster 'lab-ceph': node node1 ssh port must be 1..65535, "
+     "not '22'"),
+    (inventory(nodes=NODE1, disks=None, services=[
+        {"name": "osd.0", "kind": "osd", "node": "node1", "unit": "a"},
+        {"name": "osd.0", "kind": "osd", "node": "node1", "unit": "b"}]),
+     "inventory is malformed: cluster 'lab-ceph': service osd.0 is listed twice"),
     (inventory(nodes=[{"name": "node1", "address": "10.77.0.11", "ssh": "root"}]),
      "inventory is malformed: cluster 'lab-ceph': node node1 ssh must be a mapping"),
 ], ids=lambda v: v if isinstance(v, str) else None)
