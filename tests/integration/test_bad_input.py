@@ -84,7 +84,8 @@ def test_unreachable_node_is_refused_before_anything_starts(tmp_path, env, datab
 
     inventory = yaml.safe_load(default_inventory().read_text())
     spec = inventory["clusters"]["lab-ceph"]
-    spec["nodes"][0]["address"] = "10.77.0.99"  # on the lab bridge's subnet, held by no node
+    # node1's own address on a port where no sshd listens: traffic stays in the lab
+    spec["nodes"][0]["ssh"] = {"port": 2222}
     bad = tmp_path / "inventory.yaml"
     bad.write_text(yaml.safe_dump(inventory))
     experiment = tmp_path / "exp.json"
@@ -93,5 +94,5 @@ def test_unreachable_node_is_refused_before_anything_starts(tmp_path, env, datab
     done = subprocess.run(["faultline", "run", str(experiment), "--inventory", str(bad)],
                           env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
-    assert "node node1 (10.77.0.99:22) is unreachable" in done.stderr
+    assert "node node1 (10.77.0.11:2222) is unreachable" in done.stderr
     assert _run_count(database_url) == before

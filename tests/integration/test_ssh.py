@@ -43,8 +43,10 @@ def test_unknown_host_key_is_refused(ceph_cluster, tmp_path):
 
 
 def test_unreachable_node_says_so(ceph_cluster):
-    # An address on the lab bridge's subnet that no namespace holds.
-    ghost = Node(name="ghost", address="10.77.0.99", ssh=ceph_cluster.node("node1").ssh)
+    # A lab node's own address, on a port where no sshd listens: traffic stays in the lab.
+    node1 = ceph_cluster.node("node1")
+    ghost = Node(name="ghost", address=node1.address,
+                 ssh=dataclasses.replace(node1.ssh, port=2222))
     with pytest.raises(NodeUnreachable, match="ghost"):
         with NodeShell(ghost, connect_timeout=2):
             pass
