@@ -6,12 +6,15 @@ No CLI text is parsed: every figure comes from the monitors' JSON replies.
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import rados
 
 from .exceptions import AdminCommandFailed, NodeUnreachable
+from .inventory import Cluster
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,12 @@ class CephState:
         """Some object is known to be below its replica count."""
         return self.degraded_objects > 0 or any(
             "degraded" in s or "undersized" in s for s in self.pgs_by_state)
+
+    def summary(self) -> str:
+        checks = f" ({', '.join(self.checks)})" if self.checks else ""
+        return (f"{self.health}{checks}, {self.num_up_osds}/{self.num_osds} OSDs up, "
+                f"{self.num_in_osds} in, {self.clean_pgs}/{self.num_pgs} PGs active+clean, "
+                f"{self.degraded_objects} degraded objects")
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -91,6 +100,10 @@ class CephAdmin:
         self.conf = conf
         self._rados = rados.Rados(conffile=conf, conf=options)
 
+    @classmethod
+    def for_cluster(cls, cluster: Cluster, timeout: float = 10.0) -> CephAdmin:
+        return cls(cluster.client["conf"], cluster.client.get("keyring"), timeout=timeout)
+
     def __enter__(self) -> CephAdmin:
         self.connect()
         return self
@@ -129,6 +142,32 @@ class CephAdmin:
 
     def state(self) -> CephState:
         return parse_status(self.status())
+
+    def wait_until(self, condition: Callable[[CephState], bool], timeout_s: float,
+                   hold_s: float = 0.0, polls: int = 1,
+                   interval_s: float = 1.0) -> tuple[CephState | None, float | None]:
+        """Poll the state until condition has held on `polls` polls in a row spanning at
+        least hold_s (Ceph shows every PG clean for a few seconds after an OSD boots, before
+        peering starts). Return the last state and the seconds waited, or None for those
+        seconds on timeout. A poll the monitors do not answer breaks the run."""
+        started = time.monotonic()
+        last: CephState | None = None
+        since: float | None = None
+        count = 0
+        while time.monotonic() - started < timeout_s:
+            try:
+                last = self.state()
+            except AdminCommandFailed:
+                last = None
+            now = time.monotonic()
+            if last is not None and condition(last):
+                since, count = (now if since is None else since), count + 1
+                if count >= polls and now - since >= hold_s:
+                    return last, round(now - started, 2)
+            else:
+                since, count = None, 0
+            time.sleep(interval_s)
+        return last, None
 
     def health(self) -> str:
         return self.command("health")["status"]

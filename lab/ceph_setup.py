@@ -3,12 +3,10 @@ prometheus module, and the wait for HEALTH_OK with every PG active+clean."""
 
 from __future__ import annotations
 
-import time
 import uuid
 from typing import Any
 
 from clusters.ceph_admin import CephAdmin, CephState
-from clusters.exceptions import ClusterError
 
 from .ceph_layout import (
     CLEAN_POLLS,
@@ -71,28 +69,12 @@ def _settled(state: CephState) -> bool:
             and state.num_pgs > 0 and state.clean_pgs == state.num_pgs)
 
 
-def _describe(state: CephState | None) -> str:
-    if state is None:
-        return "no answer from the monitor"
-    checks = f" ({', '.join(state.checks)})" if state.checks else ""
-    return (f"{state.health}{checks}, OSDs up {state.num_up_osds} / in {state.num_in_osds}"
-            f" of {state.num_osds}, PGs active+clean {state.clean_pgs} of {state.num_pgs}")
-
-
 def wait_healthy(admin: CephAdmin, timeout: float = HEALTH_TIMEOUT) -> CephState:
     """Wait for HEALTH_OK, all OSDs up+in and every PG active+clean, CLEAN_POLLS polls in a row."""
-    deadline = time.monotonic() + timeout
-    in_a_row = 0
-    last: CephState | None = None
-    while time.monotonic() < deadline:
-        try:
-            last = admin.state()
-        except ClusterError:
-            last = None
-        in_a_row = in_a_row + 1 if last is not None and _settled(last) else 0
-        if in_a_row >= CLEAN_POLLS and last is not None:
-            return last
-        time.sleep(1.0)
-    raise LabError(
-        f"waited {timeout:.0f} s for HEALTH_OK with {OSD_COUNT} OSDs up+in and all PGs "
-        f"active+clean on {CLEAN_POLLS} polls in a row; last seen: {_describe(last)}")
+    last, waited = admin.wait_until(_settled, timeout, polls=CLEAN_POLLS)
+    if waited is None:
+        seen = "no answer from the monitor" if last is None else last.summary()
+        raise LabError(
+            f"waited {timeout:.0f} s for HEALTH_OK with {OSD_COUNT} OSDs up+in and all PGs "
+            f"active+clean on {CLEAN_POLLS} polls in a row; last seen: {seen}")
+    return last

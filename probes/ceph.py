@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 from chaoslib.exceptions import ActivityFailed
 
 from clusters.ceph_admin import CephAdmin, CephState
@@ -16,7 +14,7 @@ __all__ = ["health_ok", "wait_for_health_ok", "degraded_objects", "cluster_state
 def _state(configuration: dict | None) -> CephState:
     cluster = cluster_from_configuration(configuration)
     try:
-        with CephAdmin(cluster.client["conf"], cluster.client.get("keyring")) as admin:
+        with CephAdmin.for_cluster(cluster) as admin:
             return admin.state()
     except ClusterError as exc:
         raise ActivityFailed(str(exc)) from None
@@ -44,31 +42,18 @@ def wait_for_health_ok(timeout_s: float = 300, require_all_up: bool = False,
     before peering starts). With require_all_up, every OSD must also be up and in.
     Fails after timeout_s with the last state seen."""
     cluster = cluster_from_configuration(configuration)
-    started = time.monotonic()
-    deadline = started + timeout_s
-    good_since: float | None = None
-    last = None
+
+    def good(state: CephState) -> bool:
+        return state.fully_redundant and (
+            not require_all_up or state.num_up_osds == state.num_in_osds == state.num_osds)
+
     try:
-        with CephAdmin(cluster.client["conf"], cluster.client.get("keyring")) as admin:
-            while time.monotonic() < deadline:
-                try:
-                    last = admin.state()
-                except ClusterError:
-                    last, good_since = None, None
-                    time.sleep(1)
-                    continue
-                good = last.fully_redundant and (
-                    not require_all_up or last.num_up_osds == last.num_in_osds == last.num_osds)
-                now = time.monotonic()
-                good_since = (good_since or now) if good else None
-                if good_since is not None and now - good_since >= hold_s:
-                    return {"waited_s": round(now - started, 2), **last.as_dict()}
-                time.sleep(1)
+        with CephAdmin.for_cluster(cluster) as admin:
+            last, waited = admin.wait_until(good, timeout_s, hold_s=hold_s)
     except ClusterError as exc:
         raise ActivityFailed(str(exc)) from None
-    seen = "nothing" if last is None else (
-        f"{last.health}, {last.num_up_osds}/{last.num_osds} OSDs up, {last.num_in_osds} in, "
-        f"{last.clean_pgs}/{last.num_pgs} PGs active+clean, "
-        f"{last.degraded_objects} degraded objects")
+    if waited is not None:
+        return {"waited_s": waited, **last.as_dict()}
+    seen = "nothing" if last is None else last.summary()
     raise ActivityFailed(f"{cluster.name} not HEALTH_OK with all PGs active+clean for "
                          f"{hold_s:.0f} s within {timeout_s:.0f} s (last seen: {seen})")

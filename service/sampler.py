@@ -35,8 +35,7 @@ class ClusterSampler:
         self._pending: list[tuple[float, str, dict[str, Any]]] = []
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._admin = CephAdmin(cluster.client["conf"], cluster.client.get("keyring"),
-                                timeout=5)
+        self._admin = CephAdmin.for_cluster(cluster, timeout=5)
 
     def start(self) -> None:
         self._admin.connect()

@@ -7,9 +7,9 @@ from sqlalchemy import select
 
 from loadgen.samples import merge_histograms
 
-from ..figures import RunNotFound, get_run
-from ..models import ClusterSample, Event, LoadSample, Run
-from ..report import report_dict
+from ..figures import RunNotFound, get_run, seconds_of
+from ..models import ClusterSample, Event, Run
+from ..report import FIGURE_KEYS, report_dict
 
 bp = Blueprint("runs", __name__)
 
@@ -40,7 +40,7 @@ def show(run_id: int):
         data = report_dict(run)
         origin = run.fault_ts or run.load_started_ts or 0.0
         events = [{"t": e.ts - origin, "kind": e.kind, "detail": e.detail} for e in run.events]
-    return render_template("run.html", run=data, events=events,
+    return render_template("run.html", run=data, events=events, figure_keys=FIGURE_KEYS,
                            origin="the fault" if run.fault_ts else "the start of the load")
 
 
@@ -49,17 +49,7 @@ def series(run_id: int):
     """Per-second ops, errors and p99 (summed over op types), cluster health, and events."""
     with _session() as session:
         run = _run_or_404(session, run_id)
-        per_second: dict[float, dict] = {}
-        for s in session.execute(select(LoadSample).where(LoadSample.run_id == run_id)
-                                 .order_by(LoadSample.ts)).scalars():
-            row = per_second.setdefault(s.ts, {"ops": 0, "errors": 0, "h": []})
-            row["ops"] += s.ops
-            row["errors"] += s.errors
-            row["h"].append(s.histogram)
-        for row in per_second.values():  # p99 over all op types, from the merged histograms
-            merged = merge_histograms(row.pop("h"))
-            row["p99_ms"] = (merged.get_value_at_percentile(99) / 1000
-                             if merged.get_total_count() else None)
+        seconds = seconds_of(session, run_id)  # summed over op types, as the analysis sees it
         origin = run.fault_ts or run.load_started_ts or 0.0
         health = [{"t": round(c.ts - origin, 2), "health": c.health,
                    "degraded": c.state.get("degraded_objects")}
@@ -69,9 +59,15 @@ def series(run_id: int):
         events = [{"t": round(e.ts - origin, 2), "kind": e.kind}
                   for e in session.execute(select(Event).where(Event.run_id == run_id)
                                            .order_by(Event.ts)).scalars()]
-    load = [{"t": round(ts - origin, 2), **v} for ts, v in sorted(per_second.items())]
+    load = [{"t": round(s.ts - origin, 2), "ops": s.ops, "errors": s.errors,
+             "p99_ms": _p99_ms(s.histograms)} for s in seconds]
     return jsonify(origin="fault" if run.fault_ts else "load start", load=load,
                    cluster=health, events=events)
+
+
+def _p99_ms(histograms: tuple[str, ...]) -> float | None:
+    merged = merge_histograms(list(histograms))  # exact p99 over every op type
+    return merged.get_value_at_percentile(99) / 1000 if merged.get_total_count() else None
 
 
 def init_app(app: Flask) -> None:
