@@ -39,6 +39,7 @@ from .ceph_layout import (
     MGR_ID,
     MON_ADDRESS,
     MON_ID,
+    NETWORK,
     OSD_COUNT,
     POOL,
     PROMETHEUS_URL,
@@ -237,7 +238,7 @@ def up(home: Path | None = None, timeout: float = HEALTH_TIMEOUT) -> dict[str, A
     if mode == "cold":
         _wipe_partial(lab)
 
-    netns.create_network(lab.nodes)
+    netns.create_network(NETWORK, lab.nodes)
     sshd.prepare(lab.nodes, lab.ssh)
     with ThreadPoolExecutor(max_workers=OSD_COUNT) as pool:
         list(pool.map(lambda node: sshd.start(node, lab.ssh), lab.nodes))
@@ -282,13 +283,12 @@ def leftovers(home: Path | None = None) -> dict[str, list]:
         lab.ssh.pid_file(n) for n in lab.nodes]
     return {
         "processes": [str(p) for p in pid_files if procs.alive_pid(p) is not None],
-        "namespace_processes": [pid for ns in netns.existing_namespaces()
+        "namespace_processes": [pid for ns in netns.existing_namespaces(NETWORK)
                                 for pid in netns.pids_in(ns)],
         "mounts": disks.mounts_under(lab.home),
         "loop_devices": disks.loop_devices_under(lab.home),
-        "namespaces": netns.existing_namespaces(),
-        "links": netns.existing_veths() + ([netns.BRIDGE] if netns.link_exists(netns.BRIDGE)
-                                           else []),
+        "namespaces": netns.existing_namespaces(NETWORK),
+        "links": netns.leftover_links(NETWORK),
     }
 
 
@@ -304,8 +304,8 @@ def down(home: Path | None = None, purge: bool = False) -> dict[str, Any]:
                                **sshd.stop_targets(lab.nodes, lab.ssh)})
     stopped |= procs.stop_many(_stop_targets(lab, [f"mon.{MON_ID}", f"mgr.{MGR_ID}"]))
     _release_disks(lab)
-    stray = [pid for ns in netns.existing_namespaces() for pid in netns.pids_in(ns)]
-    netns.delete_network()
+    stray = [pid for ns in netns.existing_namespaces(NETWORK) for pid in netns.pids_in(ns)]
+    netns.delete_network(NETWORK)
     if purge:
         if disks.mounts_under(lab.home):
             raise LabError(f"not purging {lab.home}: still mounted: "
@@ -337,7 +337,7 @@ def status(home: Path | None = None) -> dict[str, Any]:
         "mounts": {str(lab.osd_dir(n)): disks.is_mounted(lab.osd_dir(n))
                    for n in range(OSD_COUNT)},
         "loop_devices": disks.loop_devices_under(lab.home),
-        "namespaces": netns.existing_namespaces(),
+        "namespaces": netns.existing_namespaces(NETWORK),
         "health": None,
     }
     if daemons[f"mon.{MON_ID}"]["alive"]:

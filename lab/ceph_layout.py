@@ -16,7 +16,8 @@ POOL_PGS = 32
 OSD_COUNT = 4
 MON_ID = "a"
 MGR_ID = "x"
-MON_ADDRESS = netns.BRIDGE_ADDRESS
+NETWORK = netns.CEPH_NETWORK
+MON_ADDRESS = NETWORK.bridge_address
 PROMETHEUS_PORT = 9283
 PROMETHEUS_URL = f"http://127.0.0.1:{PROMETHEUS_PORT}/metrics"
 BLOCK_BYTES = 5 * 1024**3  # BlueStore's default block file is 100 GiB; the image is 6 GiB
@@ -36,7 +37,7 @@ class CephLab:
 
     @property
     def nodes(self) -> list[netns.LabNode]:
-        return netns.lab_nodes(OSD_COUNT)
+        return NETWORK.nodes(OSD_COUNT)
 
     def node_of(self, osd: int) -> netns.LabNode:
         return self.nodes[osd]  # osd.N lives on node(N+1)

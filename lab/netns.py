@@ -1,9 +1,12 @@
-"""Lab nodes as network namespaces on a private bridge.
+"""Lab nodes as network namespaces on a private bridge, one bridge per lab.
 
-The root namespace holds the bridge `flbr0` (10.77.0.1/24); node K is the
-namespace `flcephK` whose `eth0` is one end of a veth pair, the other end
-(`vflcephK`) being a port of the bridge, with address 10.77.0.(10+K)/24.
-Namespaces get no default route: lab traffic never leaves the machine.
+Each lab has its own `LabNetwork`: the Ceph lab's bridge is `flbr0`
+(10.77.0.1/24) with nodes `flcephK` at 10.77.0.(10+K); the Swift lab's is
+`flbr1` (10.78.0.1/24) with nodes `flswiftK` at 10.78.0.(10+K). Node K's
+namespace has an `eth0` that is one end of a veth pair; the other end
+(`v<netns>`) is a port of the lab's bridge. Namespaces get no default route:
+lab traffic never leaves the machine. Two labs never share a bridge, so one
+can go down while the other runs.
 
 Processes are put in a node with `nsenter --net=/run/netns/NAME`, never with
 `ip netns exec`: the latter also gives the process a private mount namespace
@@ -17,18 +20,36 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-BRIDGE = "flbr0"
-BRIDGE_ADDRESS = "10.77.0.1"
 PREFIX_LEN = 24
-NETNS_PREFIX = "flceph"
 NETNS_DIR = Path("/run/netns")
+
+
+@dataclass(frozen=True)
+class LabNetwork:
+    """One lab's bridge, subnet and namespace names."""
+
+    bridge: str
+    subnet: str  # the first three octets, e.g. "10.77.0"
+    netns_prefix: str
+
+    @property
+    def bridge_address(self) -> str:
+        return f"{self.subnet}.1"
+
+    def nodes(self, count: int) -> list[LabNode]:
+        return [LabNode(i, self) for i in range(1, count + 1)]
+
+
+CEPH_NETWORK = LabNetwork(bridge="flbr0", subnet="10.77.0", netns_prefix="flceph")
+SWIFT_NETWORK = LabNetwork(bridge="flbr1", subnet="10.78.0", netns_prefix="flswift")
 
 
 @dataclass(frozen=True)
 class LabNode:
     """One lab node: a namespace, its veth pair and its address."""
 
-    index: int  # 1-based: node1 is flceph1 at 10.77.0.11
+    index: int  # 1-based: node1 is <prefix>1 at <subnet>.11
+    network: LabNetwork = CEPH_NETWORK
 
     @property
     def name(self) -> str:
@@ -36,7 +57,7 @@ class LabNode:
 
     @property
     def netns(self) -> str:
-        return f"{NETNS_PREFIX}{self.index}"
+        return f"{self.network.netns_prefix}{self.index}"
 
     @property
     def veth(self) -> str:
@@ -45,11 +66,7 @@ class LabNode:
 
     @property
     def address(self) -> str:
-        return f"10.77.0.{10 + self.index}"
-
-
-def lab_nodes(count: int = 4) -> list[LabNode]:
-    return [LabNode(i) for i in range(1, count + 1)]
+        return f"{self.network.subnet}.{10 + self.index}"
 
 
 def nsenter_argv(netns: str) -> list[str]:
@@ -69,26 +86,28 @@ def netns_exists(netns: str) -> bool:
     return (NETNS_DIR / netns).exists()
 
 
-def existing_namespaces() -> list[str]:
-    """Our namespaces present on the machine (also those a bigger or killed lab left)."""
+def existing_namespaces(network: LabNetwork) -> list[str]:
+    """The network's namespaces present on the machine (also those a killed lab left)."""
     if not NETNS_DIR.is_dir():
         return []
-    return sorted(p.name for p in NETNS_DIR.iterdir() if p.name.startswith(NETNS_PREFIX))
+    return sorted(p.name for p in NETNS_DIR.iterdir()
+                  if p.name.startswith(network.netns_prefix))
 
 
-def existing_veths() -> list[str]:
+def existing_veths(network: LabNetwork) -> list[str]:
     out = _ip("-o", "link", "show", check=False).stdout
     names = [line.split(":")[1].strip().split("@")[0] for line in out.splitlines() if ":" in line]
-    return sorted(n for n in names if n.startswith(f"v{NETNS_PREFIX}"))
+    return sorted(n for n in names if n.startswith(f"v{network.netns_prefix}"))
 
 
-def create_bridge() -> None:
-    if not link_exists(BRIDGE):
-        _ip("link", "add", BRIDGE, "type", "bridge")
-    addrs = _ip("-o", "-4", "addr", "show", "dev", BRIDGE).stdout
-    if f" {BRIDGE_ADDRESS}/" not in addrs:
-        _ip("addr", "add", f"{BRIDGE_ADDRESS}/{PREFIX_LEN}", "dev", BRIDGE)
-    _ip("link", "set", BRIDGE, "up")
+def create_bridge(network: LabNetwork) -> None:
+    bridge = network.bridge
+    if not link_exists(bridge):
+        _ip("link", "add", bridge, "type", "bridge")
+    addrs = _ip("-o", "-4", "addr", "show", "dev", bridge).stdout
+    if f" {network.bridge_address}/" not in addrs:
+        _ip("addr", "add", f"{network.bridge_address}/{PREFIX_LEN}", "dev", bridge)
+    _ip("link", "set", bridge, "up")
 
 
 def create_node(node: LabNode) -> None:
@@ -100,7 +119,7 @@ def create_node(node: LabNode) -> None:
         _ip("link", "del", node.veth)  # half of a pair whose namespace was recreated
     if not has_eth0:
         _ip("link", "add", node.veth, "type", "veth", "peer", "name", "eth0", "netns", node.netns)
-    _ip("link", "set", node.veth, "master", BRIDGE)
+    _ip("link", "set", node.veth, "master", node.network.bridge)
     addrs = _ip("-n", node.netns, "-o", "-4", "addr", "show", "dev", "eth0").stdout
     if f" {node.address}/" not in addrs:
         _ip("-n", node.netns, "addr", "add", f"{node.address}/{PREFIX_LEN}", "dev", "eth0")
@@ -109,21 +128,26 @@ def create_node(node: LabNode) -> None:
     _ip("link", "set", node.veth, "up")
 
 
-def create_network(nodes: list[LabNode]) -> None:
-    create_bridge()
+def create_network(network: LabNetwork, nodes: list[LabNode]) -> None:
+    create_bridge(network)
     for node in nodes:
         create_node(node)
 
 
-def delete_network() -> None:
-    """Remove every veth, namespace and the bridge of the lab, whatever their number."""
-    for veth in existing_veths():
+def delete_network(network: LabNetwork) -> None:
+    """Remove every veth, namespace and the bridge of one lab, whatever their number."""
+    for veth in existing_veths(network):
         _ip("link", "del", veth, check=False)
-    for netns in existing_namespaces():
+    for netns in existing_namespaces(network):
         _ip("netns", "del", netns, check=False)
-    if link_exists(BRIDGE):
-        _ip("link", "del", BRIDGE, check=False)
+    if link_exists(network.bridge):
+        _ip("link", "del", network.bridge, check=False)
     _release_netns_dir()
+
+
+def leftover_links(network: LabNetwork) -> list[str]:
+    bridge = [network.bridge] if link_exists(network.bridge) else []
+    return existing_veths(network) + bridge
 
 
 def _release_netns_dir() -> None:
