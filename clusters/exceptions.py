@@ -7,6 +7,7 @@
      |    +-- HostKeyMismatch  the node's host key is not the one on record
      +-- RemoteCommandFailed   a command on a node exited non-zero
      +-- AdminCommandFailed    a Ceph mon command failed or timed out
+     +-- CredentialsError      client credentials are not configured or cannot be read
 """
 
 
@@ -35,4 +36,8 @@ class RemoteCommandFailed(ClusterError):
 
 
 class AdminCommandFailed(ClusterError):
+    pass
+
+
+class CredentialsError(ClusterError):
     pass

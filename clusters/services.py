@@ -40,8 +40,12 @@ def pid_of(cluster: Cluster, service: Service) -> int | None:
     # A zombie, a stale pid file, or a PID reused by another program counts as not running:
     # SIGKILL leaves the pid file behind, and its PID may belong to anything later.
     program = service.program or PROGRAMS.get(service.kind)
-    same_program = (f" && e=$(readlink /proc/$p/exe) && case \"${{e% (deleted)}}\" in "
-                    f"*/{shlex.quote(program)}) true;; *) false;; esac" if program else "")
+    # the executable, or for a script (Swift's servers) the script its interpreter runs
+    same_program = (
+        f" && e=$(readlink /proc/$p/exe) && s=$(tr '\\0' '\\n' </proc/$p/cmdline | sed -n 2p)"
+        f" && case \"${{e% (deleted)}}\" in */{shlex.quote(program)}) true;;"
+        f" */python3*) [ \"${{s##*/}}\" = {shlex.quote(program)} ];; *) false;; esac"
+        if program else "")
     script = (f"p=$(cat {shlex.quote(service.pid_file or '')} 2>/dev/null) && "
               f"[ -n \"$p\" ] && [ -d /proc/$p ] && ! grep -q '^State:.*Z' /proc/$p/status"
               f"{same_program} && echo $p")

@@ -20,6 +20,16 @@ NETWORK = netns.CEPH_NETWORK
 MON_ADDRESS = NETWORK.bridge_address
 PROMETHEUS_PORT = 9283
 PROMETHEUS_URL = f"http://127.0.0.1:{PROMETHEUS_PORT}/metrics"
+RGW_DAEMON = "rgw.lab"  # the inventory's service name; Ceph calls it client.rgw.lab
+RGW_ADDRESS = "127.0.0.1"
+RGW_PORT = 7480
+RGW_URL = f"http://{RGW_ADDRESS}:{RGW_PORT}"
+# the pools of RGW's default zone; 8 PGs each keeps 4 OSDs at ~70 PGs apiece
+RGW_POOLS = (".rgw.root", "default.rgw.control", "default.rgw.meta", "default.rgw.log",
+             "default.rgw.buckets.index", "default.rgw.buckets.data",
+             "default.rgw.buckets.non-ec")
+RGW_POOL_PGS = 8
+RGW_TIMEOUT = 120.0
 BLOCK_BYTES = 5 * 1024**3  # BlueStore's default block file is 100 GiB; the image is 6 GiB
 HEALTH_TIMEOUT = 600.0
 CLEAN_POLLS = 5  # after an OSD boots every PG looks clean for ~3 s before peering starts
@@ -59,7 +69,12 @@ class CephLab:
         return self.home / "log"
 
     def pid_file(self, daemon: str) -> Path:
-        return self.run_dir / f"ceph-{daemon}.pid"  # = pid_file in ceph.conf
+        return self.run_dir / f"ceph-{ceph_name(daemon)}.pid"  # = pid_file in ceph.conf
+
+    @property
+    def rgw_dir(self) -> Path:
+        """RGW's data dir and the key files of the lab's RGW user (mode 0700)."""
+        return self.home / "rgw"
 
     def osd_dir(self, osd: int) -> Path:
         return self.home / "osd" / f"ceph-{osd}"
@@ -80,10 +95,22 @@ class CephLab:
         Core dumps off (core_pattern is "core": GBs in the cwd); no tty or ssh channel
         kept open, so an ssh session running it returns as soon as the daemon forked.
         """
-        program, ident = daemon.split(".", 1)
-        inner = (f"ulimit -c 0; exec ceph-{program} -c {shlex.quote(str(self.conf))} -i {ident}"
+        kind, ident = daemon.split(".", 1)
+        who = f"-n {ceph_name(daemon)}" if kind == "rgw" else f"-i {ident}"
+        inner = (f"ulimit -c 0; exec {program_of(daemon)} -c {shlex.quote(str(self.conf))} {who}"
                  f" </dev/null >>{shlex.quote(str(self.log_dir / f'{daemon}.stdout'))} 2>&1")
         return f"sh -c {shlex.quote(inner)}"
+
+
+def ceph_name(daemon: str) -> str:
+    """Ceph's own name of a lab daemon: RGW instances are clients (client.rgw.lab)."""
+    return f"client.{daemon}" if daemon.startswith("rgw.") else daemon
+
+
+def program_of(daemon: str) -> str:
+    """The executable a lab daemon runs (as /proc/PID/exe names it)."""
+    kind = daemon.split(".", 1)[0]
+    return "radosgw" if kind == "rgw" else f"ceph-{kind}"
 
 
 def default_home() -> Path:
@@ -167,6 +194,19 @@ osd_max_backfills = 4
         node = lab.node_of(osd)
         text += (f"\n[osd.{osd}]\ncrush_location = root=default host={node.name}\n"
                  f"public_addr = {node.address}\ncluster_addr = {node.address}\n")
+    text += f"""
+[{ceph_name(RGW_DAEMON)}]
+{daemon_common}rgw_data = {lab.rgw_dir}
+rgw_frontends = beast endpoint={RGW_ADDRESS}:{RGW_PORT}
+# radosgw defaults to cephx and a secure mon connection whatever [global] says:
+# with cephx off it then hangs 300 s and exits ("get_initial_auth_request returned -13")
+auth_client_required = none
+ms_mon_client_mode = crc
+# a gateway behaves as in production: requests wait for inactive PGs instead of
+# failing after the 30 s that suits Faultline's own librados clients
+rados_osd_op_timeout = 0
+rados_mon_op_timeout = 0
+"""
     return text
 
 

@@ -1,5 +1,6 @@
-"""The lab's cluster-side setup through the monitors: OSD ids, the pool, the mgr
-prometheus module, and the wait for HEALTH_OK with every PG active+clean."""
+"""The lab's cluster-side setup through the monitors: OSD ids, the pools (Faultline's
+and RGW's), the mgr prometheus module, and the wait for HEALTH_OK with every PG
+active+clean."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from .ceph_layout import (
     POOL,
     POOL_PGS,
     PROMETHEUS_PORT,
+    RGW_POOL_PGS,
+    RGW_POOLS,
     CephLab,
     LabError,
 )
@@ -61,6 +64,21 @@ def ensure_pool(admin: CephAdmin) -> None:
     admin.command("osd pool set", pool=POOL, var="size", val="3")
     admin.command("osd pool set", pool=POOL, var="min_size", val="2")
     admin.command("osd pool application enable", pool=POOL, app="rados")
+
+
+def ensure_rgw_pools(admin: CephAdmin) -> None:
+    """Create RGW's pools before RGW does, so they peer within the one wait for HEALTH_OK.
+
+    RGW would create the bucket pools only at the first bucket write, after `up` has seen
+    HEALTH_OK; tagged "rgw" as RGW itself does (no POOL_APP_NOT_ENABLED warning).
+    """
+    existing = set(admin.command("osd pool ls") or [])
+    for pool in RGW_POOLS:
+        if pool in existing:
+            continue
+        admin.command("osd pool create", pool=pool, pg_num=RGW_POOL_PGS,
+                      pgp_num=RGW_POOL_PGS, pool_type="replicated")
+        admin.command("osd pool application enable", pool=pool, app="rgw")
 
 
 def _settled(state: CephState) -> bool:

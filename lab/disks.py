@@ -69,6 +69,33 @@ def mount_image(image: Path, mount_point: Path) -> None:
     _run("mount", "-o", "loop,noatime", str(image), str(mount_point))
 
 
+def mount_fresh(image: Path, mount_point: Path) -> None:
+    """Mount an image on a new loop device, even if a stale one still holds it.
+
+    After an XFS shutdown and a lazy unmount, the dead filesystem lives on, on its
+    old loop device, while processes keep files open there; `mount -o loop` would
+    reuse that device and hand back the dead superblock. `nouuid`: the stale
+    instance has the same UUID.
+    """
+    mount_point.mkdir(parents=True, exist_ok=True)
+    device = _run("losetup", "-f", "--show", str(image)).stdout.strip()
+    done = _run("mount", "-t", "xfs", "-o", "noatime,nouuid", device, str(mount_point),
+                check=False)
+    if done.returncode != 0:
+        detach(device)
+        raise RuntimeError(f"cannot mount {image} on {mount_point}: {done.stderr.strip()}")
+
+
+def is_readable(mount_point: str | Path) -> bool:
+    """False for a shut-down XFS: every access to it fails with EIO."""
+    try:
+        os.stat(mount_point)
+        os.listdir(mount_point)
+    except OSError:
+        return False
+    return True
+
+
 def unmount(mount_point: str | Path) -> None:
     """Unmount, lazily if busy (a failed XFS can keep it busy); repeat for stacked mounts."""
     for _ in range(8):  # a killed lab may have mounted the same point more than once

@@ -46,10 +46,15 @@ def _runs(pid: int, program: str | None) -> bool:
     if program is None:
         return True
     try:
-        exe = os.readlink(f"/proc/{pid}/exe")
+        exe = os.path.basename(os.readlink(f"/proc/{pid}/exe").removesuffix(" (deleted)"))
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except (FileNotFoundError, ProcessLookupError, PermissionError):
         return False
-    return os.path.basename(exe.removesuffix(" (deleted)")) == program
+    if exe == program:
+        return True
+    # a script (Swift's servers): the interpreter runs it, so it is argv[1]
+    script = os.path.basename(argv[1].decode(errors="replace")) if len(argv) > 1 else ""
+    return exe.startswith("python") and script == program
 
 
 def is_alive(pid: int, program: str | None = None) -> bool:
@@ -112,33 +117,53 @@ def wait_for_pid_file(pid_file: Path, *, program: str | None = None, timeout: fl
     raise DaemonError(f"no live process in {pid_file} after {timeout:.0f} s{where}")
 
 
-def _signal(pid: int, sig: int) -> None:
+def _signal(pid: int, sig: int, group: bool = False) -> None:
+    """Signal a PID, or its whole process group if asked and it leads one (setsid)."""
     try:
-        os.kill(pid, sig)
+        if group and os.getpgid(pid) == pid:
+            os.killpg(pid, sig)
+        else:
+            os.kill(pid, sig)
     except ProcessLookupError:
         pass
 
 
-def stop(pid_file: Path, *, program: str | None = None, deadline: float = 10.0) -> str:
+def run_detached(argv: list[str], log_file: Path, timeout: float = 30.0) -> None:
+    """Run a launcher that backgrounds its program and returns (a start command of ours)."""
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_file, "ab") as log:
+        launcher = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                  preexec_fn=no_core_dumps, start_new_session=True,
+                                  timeout=timeout)
+    if launcher.returncode != 0:
+        raise DaemonError(f"{' '.join(argv)} exited {launcher.returncode} (see {log_file})")
+
+
+def stop(pid_file: Path, *, program: str | None = None, deadline: float = 10.0,
+         group: bool = False) -> str:
     """SIGTERM the daemon of a pid file, SIGKILL it after `deadline` s.
 
+    With `group`, the daemon's whole process group is signalled (if it leads one):
+    Swift's replicators leave rsync children behind otherwise.
     Returns what happened: "not running", "stopped", "killed" or "stuck".
     """
     pid = alive_pid(pid_file, program)
     if pid is None:
         pid_file.unlink(missing_ok=True)
         return "not running"
-    _signal(pid, signal.SIGTERM)
+    _signal(pid, signal.SIGTERM, group)
     outcome = "stopped"
     end = time.monotonic() + deadline
     while is_alive(pid):
         if time.monotonic() > end:
             if outcome == "killed":  # SIGKILL ignored: stuck in the kernel (D state)
                 return "stuck"
-            _signal(pid, signal.SIGKILL)
+            _signal(pid, signal.SIGKILL, group)
             outcome = "killed"
             end = time.monotonic() + 5.0
         time.sleep(0.05)
+    if group:
+        _signal(pid, signal.SIGKILL, group=True)  # members that outlived their leader
     pid_file.unlink(missing_ok=True)
     return outcome
 
@@ -152,11 +177,12 @@ def kill(pid_file: Path, *, program: str | None = None) -> bool:
     return True
 
 
-def stop_many(targets: dict[Path, str | None], deadline: float = 10.0) -> dict[str, str]:
+def stop_many(targets: dict[Path, str | None], deadline: float = 10.0,
+              group: bool = False) -> dict[str, str]:
     """Stop several daemons at once ({pid_file: program}); each Ceph daemon takes ~2 s."""
     if not targets:
         return {}
-    with ThreadPoolExecutor(max_workers=len(targets)) as pool:
-        futures = {pf.name: pool.submit(stop, pf, program=prog, deadline=deadline)
+    with ThreadPoolExecutor(max_workers=min(len(targets), 32)) as pool:
+        futures = {pf.name: pool.submit(stop, pf, program=prog, deadline=deadline, group=group)
                    for pf, prog in targets.items()}
         return {name: f.result() for name, f in futures.items()}

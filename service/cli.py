@@ -16,12 +16,13 @@ from lab.ceph_layout import LabError
 from lab.procs import DaemonError
 from loadgen.exceptions import LoadError
 
-from . import db, experiments, figures
+from . import compare, db, experiments, figures, suite
 from .models import Run
 from .pgserver import DatabaseSetupError
 from .report import format_report, report_dict
 
-USER_ERRORS = (ClusterError, LoadError, experiments.ExperimentError, figures.RunNotFound)
+USER_ERRORS = (ClusterError, LoadError, experiments.ExperimentError, figures.RunNotFound,
+               compare.CompareError, suite.SuiteError)
 # Errors of the machine or the lab: one clear line too, never a traceback.
 SETUP_ERRORS = (LabError, DaemonError, DatabaseSetupError, PermissionError,
                 subprocess.CalledProcessError)
@@ -93,6 +94,41 @@ def report_cmd(run_id: int, as_json: bool) -> None:
         _print_report(run_id, as_json)
     except figures.RunNotFound as exc:
         _fail(str(exc))
+
+
+@main.command("compare")
+@click.argument("run_ids", nargs=-1, type=int)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def compare_cmd(run_ids: tuple[int, ...], as_json: bool) -> None:
+    """Put two or more runs side by side: figures, caveats, and why a figure is n/a."""
+    with db.session_factory()() as session:
+        data = compare.compare(session, list(run_ids))
+    click.echo(json.dumps(data, indent=2) if as_json else compare.format_comparison(data))
+
+
+@main.command("suite")
+@click.argument("suite_file", type=click.Path())
+@click.option("--inventory", help="Inventory file (default: the lab's).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def suite_cmd(suite_file: str, inventory: str | None, as_json: bool) -> None:
+    """Run a suite's experiments one after the other, then compare their runs.
+
+    Exits 1 if any run did not complete (after printing the comparison).
+    """
+    loaded = suite.load_suite(suite_file, inventory)  # every problem before anything runs
+    _log_to_terminal()
+    result = suite.run_suite(loaded, db.session_factory())
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+    else:
+        click.echo(f"\nSuite: {result['title']}")
+        for o in result["runs"]:
+            outcome = f"run {o['run_id']}" if o["run_id"] is not None else "no run recorded"
+            click.echo(f"  {o['name']}: {outcome}, {o['status']}"
+                       + (f" ({o['error']})" if o["error"] else ""))
+        click.echo("")
+        click.echo(compare.format_comparison(result["comparison"]))
+    sys.exit(0 if result["ok"] else 1)
 
 
 @main.command("verify")

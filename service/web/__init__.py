@@ -26,9 +26,10 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     app.config.update(config or {})
     app.extensions["faultline.sessions"] = db.session_factory(app.config["DATABASE_URL"])
 
-    from . import runs
+    from . import compare, runs
 
     runs.init_app(app)
+    compare.init_app(app)
 
     @app.get("/vendor/<name>")
     def vendor(name: str):

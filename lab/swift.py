@@ -1,0 +1,354 @@
+"""The Swift lab: a real Swift 2.30 cluster on this machine, written into the inventory.
+
+Layout in lab/swift_layout.py: a proxy and memcached in the root namespace, four
+storage nodes in namespaces flswift1..4 (10.78.0.11-14), each with its own
+sshd, rsync daemon, loop-mounted XFS device and account/container/object
+servers with their replicators, auditors and updaters. The storage node
+programs are started over SSH with the very commands the inventory records, so
+the actions that restart a server later use a command known to work.
+
+`up` copes with whatever a killed earlier lab left; `down` leaves nothing.
+
+    python -m lab.swift up | down [--purge] | status
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import logging
+import shutil
+import sys
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from clusters import inventory
+from clusters.paths import default_inventory
+
+from . import disks, netns, procs, sshd, swift_layout, swift_rings
+from .ceph_layout import LabError
+from .swift_layout import (
+    AUTH_USER,
+    CLUSTER_NAME,
+    HEALTH_TIMEOUT,
+    MEMCACHE_PORT,
+    NETWORK,
+    PROXY_ADDRESS,
+    PROXY_PORT,
+    SERVER_PORTS,
+    SERVER_TYPES,
+    SwiftLab,
+    lab_at,
+    programs_of_node,
+    zone_of,
+)
+
+log = logging.getLogger(__name__)
+
+PROXY = "proxy-server"
+MEMCACHED = "memcached"
+
+
+# -- what runs where -----------------------------------------------------------------------
+
+
+def node_services(lab: SwiftLab, node: netns.LabNode) -> dict[str, tuple[str, str]]:
+    """{service name: (program, start command)} of one storage node, servers first."""
+    services = {}
+    for program in programs_of_node():
+        name = f"{program}.{node.name}"
+        conf = lab.server_conf(program.split("-", 1)[0], node)
+        services[name] = (f"swift-{program}", lab.start_command(program, conf, name))
+    services[f"rsyncd.{node.name}"] = ("rsync", lab.rsync_start_command(node))
+    return services
+
+
+def _memcached_argv(lab: SwiftLab) -> list[str]:
+    return ["memcached", "-d", "-u", "root", "-l", PROXY_ADDRESS, "-p", str(MEMCACHE_PORT),
+            "-U", "0", "-m", "64", "-c", "1024", "-t", "1", "-P", str(lab.pid_file(MEMCACHED))]
+
+
+def _local_targets(lab: SwiftLab) -> dict[Path, str | None]:
+    return {lab.pid_file(PROXY): "swift-proxy-server", lab.pid_file(MEMCACHED): "memcached"}
+
+
+def _node_targets(lab: SwiftLab) -> dict[Path, str | None]:
+    return {lab.pid_file(name): program for node in lab.nodes
+            for name, (program, _) in node_services(lab, node).items()}
+
+
+# -- start ---------------------------------------------------------------------------------
+
+
+def _start_node(lab: SwiftLab, node: netns.LabNode) -> None:
+    """Mount the node's device, then start what is not running over one SSH session."""
+    _mount(lab, node)
+    missing = {name: spec for name, spec in node_services(lab, node).items()
+               if procs.alive_pid(lab.pid_file(name), spec[0]) is None}
+    if not missing:
+        return
+    for name in missing:
+        lab.pid_file(name).unlink(missing_ok=True)
+    script = " && ".join(command for _, command in missing.values())
+    sshd.run(node, lab.ssh, script, timeout=60)
+    for name, (program, _) in missing.items():
+        procs.wait_for_pid_file(lab.pid_file(name), program=program, timeout=30,
+                                log_file=lab.log_file(name))
+
+
+def _mount(lab: SwiftLab, node: netns.LabNode) -> None:
+    """Mount the node's device anew unless a live mount is there.
+
+    A failed disk leaves a shut-down XFS (EIO) or a lazily unmounted one whose old
+    loop device lives on: a fresh loop device and `nouuid` give the data back.
+    """
+    mount_point = lab.mount_point(node)
+    if disks.is_mounted(mount_point) and disks.is_readable(mount_point):
+        return
+    disks.unmount(mount_point)
+    disks.detach_loops(lab.image(node))  # freed once the dead fs lets go (autoclear)
+    disks.create_image(lab.image(node), size=swift_layout.DISK_BYTES)
+    disks.mount_fresh(lab.image(node), mount_point)
+
+
+def _start_proxy(lab: SwiftLab) -> None:
+    procs.start_daemon(_memcached_argv(lab), lab.pid_file(MEMCACHED), lab.log_file(MEMCACHED),
+                       program="memcached")
+    if procs.alive_pid(lab.pid_file(PROXY), "swift-proxy-server") is None:
+        lab.pid_file(PROXY).unlink(missing_ok=True)
+        procs.run_detached(["sh", "-c", lab.start_command("proxy-server", lab.proxy_conf, PROXY)],
+                           lab.log_file(PROXY))
+        procs.wait_for_pid_file(lab.pid_file(PROXY), program="swift-proxy-server",
+                                log_file=lab.log_file(PROXY))
+
+
+# -- checks --------------------------------------------------------------------------------
+
+
+def _http(host: str, port: int, method: str, path: str, headers: dict | None = None,
+          body: bytes | None = None, timeout: float = 5.0) -> tuple[int, dict, bytes]:
+    conn = http.client.HTTPConnection(host, port, timeout=timeout)
+    try:
+        conn.request(method, path, body=body, headers=headers or {})
+        response = conn.getresponse()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, \
+            response.read()
+    finally:
+        conn.close()
+
+
+def _wait_for(what: str, check, timeout: float) -> Any:
+    """Poll check() until it returns a true value; raise LabError naming `what` on timeout."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while True:
+        try:
+            result = check()
+            if result:
+                return result
+        except (OSError, http.client.HTTPException) as exc:
+            last = exc
+        if time.monotonic() > deadline:
+            raise LabError(f"waited {timeout:.0f} s for {what}; last error: {last}")
+        time.sleep(0.2)
+
+
+def _healthcheck(address: str, port: int) -> bool:
+    return _http(address, port, "GET", "/healthcheck", timeout=2)[0] == 200
+
+
+def smoke_test(lab: SwiftLab, timeout: float = HEALTH_TIMEOUT) -> float:
+    """Auth, PUT a container and an object, GET it back through the proxy; seconds taken."""
+    started = time.monotonic()
+
+    def auth() -> tuple[str, str] | None:
+        status, headers, _ = _http(PROXY_ADDRESS, PROXY_PORT, "GET", "/auth/v1.0",
+                                   {"X-Auth-User": AUTH_USER, "X-Auth-Key": swift_layout.AUTH_KEY})
+        return (headers["x-auth-token"], headers["x-storage-url"]) if status == 200 else None
+
+    token, storage_url = _wait_for("tempauth to hand out a token", auth, timeout)
+    path = urlsplit(storage_url).path
+    body = f"faultline lab smoke test {uuid.uuid4()}".encode()
+
+    def put_container() -> bool:
+        return _http(PROXY_ADDRESS, PROXY_PORT, "PUT", f"{path}/faultline-smoke",
+                     {"X-Auth-Token": token})[0] in (201, 202)
+
+    def put_get() -> bool:
+        status = _http(PROXY_ADDRESS, PROXY_PORT, "PUT", f"{path}/faultline-smoke/hello",
+                       {"X-Auth-Token": token}, body)[0]
+        if status != 201:
+            return False
+        status, _, got = _http(PROXY_ADDRESS, PROXY_PORT, "GET", f"{path}/faultline-smoke/hello",
+                               {"X-Auth-Token": token})
+        return status == 200 and got == body
+
+    remaining = max(5.0, timeout - (time.monotonic() - started))
+    _wait_for("a container PUT through the proxy", put_container, remaining)
+    _wait_for("an object PUT and GET through the proxy", put_get, remaining)
+    return time.monotonic() - started
+
+
+# -- inventory -------------------------------------------------------------------------------
+
+
+def inventory_spec(lab: SwiftLab) -> dict[str, Any]:
+    """The lab as a cluster of the inventory (schema: clusters/inventory.py)."""
+    ssh = lab.ssh
+    services: list[dict[str, Any]] = []
+    for node in lab.nodes:
+        for name, (program, command) in node_services(lab, node).items():
+            services.append({"name": name, "kind": name.split(".", 1)[0], "node": node.name,
+                             "pid_file": str(lab.pid_file(name)), "start": command,
+                             "program": program})
+    services.append({"name": PROXY, "kind": PROXY, "pid_file": str(lab.pid_file(PROXY)),
+                     "start": lab.start_command("proxy-server", lab.proxy_conf, PROXY),
+                     "program": "swift-proxy-server"})
+    return {
+        "kind": "swift",
+        "lab": True,
+        "ssh": {"user": "root", "port": sshd.PORT, "key_file": str(ssh.client_key),
+                "known_hosts": str(ssh.known_hosts), "verify_host_keys": True},
+        "nodes": [{"name": n.name, "address": n.address, "zone": f"zone{zone_of(n)}",
+                   "netns": n.netns} for n in lab.nodes],
+        "disks": [{"node": n.name, "device": str(lab.image(n)), "mount": str(lab.mount_point(n)),
+                   "swift_device": lab.device(n)} for n in lab.nodes],
+        "services": services,
+        "client": {"auth_url": lab.auth_url, "user": AUTH_USER, "key_file": str(lab.key_file),
+                   "swift_dir": str(lab.etc), "swift_conf": str(lab.swift_conf),
+                   "ports": dict(SERVER_PORTS)},
+    }
+
+
+# -- up / down / status ----------------------------------------------------------------------
+
+
+def _clear_leftovers(lab: SwiftLab) -> None:
+    for pid_file, program in {**_local_targets(lab), **_node_targets(lab)}.items():
+        procs.remove_stale(pid_file, program)
+    for node in lab.nodes:
+        procs.remove_stale(lab.ssh.pid_file(node), "sshd")
+
+
+def _release_disks(lab: SwiftLab) -> None:
+    for mount_point in disks.mounts_under(lab.home):
+        disks.unmount(mount_point)
+    for device in disks.loop_devices_under(lab.home):
+        disks.detach(device)
+
+
+def up(home: Path | None = None, timeout: float = HEALTH_TIMEOUT) -> dict[str, Any]:
+    """Bring the Swift lab up (idempotent) and wait until a PUT/GET through the proxy works."""
+    lab = lab_at(home)
+    started = time.monotonic()
+    lab.home.mkdir(parents=True, exist_ok=True)
+    _clear_leftovers(lab)
+    fresh = not all(path.exists() for path in swift_rings.ring_files(lab))
+    swift_layout.write_configs(lab)
+    swift_rings.build_rings(lab)
+    netns.create_network(NETWORK, lab.nodes)
+    sshd.prepare(lab.nodes, lab.ssh)
+    with ThreadPoolExecutor(max_workers=len(lab.nodes)) as pool:
+        list(pool.map(lambda node: sshd.start(node, lab.ssh), lab.nodes))
+        _start_proxy(lab)
+        list(pool.map(lambda node: _start_node(lab, node), lab.nodes))
+    daemons_started = time.monotonic()
+    for node in lab.nodes:
+        for server_type in SERVER_TYPES:
+            _wait_for(f"{server_type}-server on {node.name} to answer its healthcheck",
+                      lambda n=node, t=server_type: _healthcheck(n.address, SERVER_PORTS[t]),
+                      timeout)
+    _wait_for("the proxy to answer its healthcheck",
+              lambda: _healthcheck(PROXY_ADDRESS, PROXY_PORT), timeout)
+    smoke_test(lab, timeout)
+    ready = time.monotonic()
+    inventory.write_cluster(default_inventory(), CLUSTER_NAME, inventory_spec(lab))
+    return {"mode": "cold" if fresh else "warm", "home": str(lab.home),
+            "seconds_to_daemons": round(daemons_started - started, 1),
+            "seconds_to_first_put_get": round(ready - started, 1),
+            "inventory": str(default_inventory()), "cluster": CLUSTER_NAME,
+            "auth_url": lab.auth_url}
+
+
+def leftovers(home: Path | None = None) -> dict[str, list]:
+    """What of the lab is still on the machine: all lists are empty after a clean `down`."""
+    lab = lab_at(home)
+    pid_files = [*_local_targets(lab), *_node_targets(lab),
+                 *(lab.ssh.pid_file(n) for n in lab.nodes)]
+    return {
+        "processes": [str(p) for p in pid_files if procs.alive_pid(p) is not None],
+        "namespace_processes": [pid for ns in netns.existing_namespaces(NETWORK)
+                                for pid in netns.pids_in(ns)],
+        "mounts": disks.mounts_under(lab.home),
+        "loop_devices": disks.loop_devices_under(lab.home),
+        "namespaces": netns.existing_namespaces(NETWORK),
+        "links": netns.leftover_links(NETWORK),
+    }
+
+
+def down(home: Path | None = None, purge: bool = False) -> dict[str, Any]:
+    """Stop the lab and remove it from the machine; `purge` also deletes its data."""
+    lab = lab_at(home)
+    started = time.monotonic()
+    inventory.remove_cluster(default_inventory(), CLUSTER_NAME)
+    stopped = procs.stop_many({**_local_targets(lab), **_node_targets(lab),
+                               **sshd.stop_targets(lab.nodes, lab.ssh)}, group=True)
+    _release_disks(lab)
+    stray = [pid for ns in netns.existing_namespaces(NETWORK) for pid in netns.pids_in(ns)]
+    netns.delete_network(NETWORK)
+    if purge:
+        if disks.mounts_under(lab.home):
+            raise LabError(f"not purging {lab.home}: still mounted: "
+                           f"{disks.mounts_under(lab.home)}")
+        shutil.rmtree(lab.home, ignore_errors=True)
+    left = leftovers(home)
+    if stray:
+        left["namespace_processes"] = stray
+    return {"seconds": round(time.monotonic() - started, 1), "stopped": stopped,
+            "purged": purge, "leftovers": left}
+
+
+def status(home: Path | None = None) -> dict[str, Any]:
+    """Each program's pid/alive/rss, the devices' mounts, and the proxy's healthcheck."""
+    lab = lab_at(home)
+    daemons: dict[str, Any] = {}
+    targets = {**_local_targets(lab), **_node_targets(lab)}
+    targets.update({lab.ssh.pid_file(n): "sshd" for n in lab.nodes})
+    for pid_file, program in targets.items():
+        pid = procs.read_pid(pid_file)
+        alive = pid is not None and procs.is_alive(pid, program)
+        daemons[pid_file.stem] = {"pid": pid, "alive": alive,
+                                  "rss_bytes": procs.rss_bytes(pid) if alive and pid else None}
+    try:
+        proxy_ok = _healthcheck(PROXY_ADDRESS, PROXY_PORT)
+    except (OSError, http.client.HTTPException):
+        proxy_ok = False
+    return {"home": str(lab.home), "daemons": daemons,
+            "mounts": {str(lab.mount_point(n)): disks.is_mounted(lab.mount_point(n))
+                       for n in lab.nodes},
+            "loop_devices": disks.loop_devices_under(lab.home),
+            "namespaces": netns.existing_namespaces(NETWORK),
+            "proxy_healthcheck": proxy_ok}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    if args[:1] == ["up"]:
+        print(json.dumps(up(), indent=2))
+    elif args[:1] == ["down"]:
+        print(json.dumps(down(purge="--purge" in args), indent=2))
+    elif args[:1] == ["status"]:
+        print(json.dumps(status(), indent=2))
+    else:
+        print("usage: python -m lab.swift up | down [--purge] | status", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

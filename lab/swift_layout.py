@@ -1,0 +1,341 @@
+"""Where one Swift lab lives and how it is configured: paths, names, ports, config files.
+
+Layout: the proxy (tempauth, healthcheck, memcache) and memcached in the root
+namespace on 127.0.0.1; four storage nodes flswift1..4 at 10.78.0.11-14 on
+their own bridge, each with one loop-mounted XFS device `dK`, account,
+container and object servers (pipeline healthcheck + recon + server), their
+replicators, auditors and updaters, and an rsync daemon for replication.
+Zones: node1-2 are zone 1, node3-4 zone 2; rings keep 3 replicas.
+
+Swift 2.30 reads /etc/swift/swift.conf from a hard-wired path. The lab does not
+own /etc/swift: every Swift process gets PYTHONPATH with a `sitecustomize.py`
+that points `swift.common.utils.SWIFT_CONF_FILE` at the lab's own swift.conf.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from clusters.paths import state_dir
+
+from . import netns, sshd
+
+CLUSTER_NAME = "lab-swift"
+NETWORK = netns.SWIFT_NETWORK
+NODE_COUNT = 4
+PROXY_ADDRESS = "127.0.0.1"
+PROXY_PORT = 8280
+MEMCACHE_PORT = 6250
+RSYNC_PORT = 873  # each node has its own address: the standard port
+SERVER_PORTS = {"object": 6200, "container": 6201, "account": 6202}
+SERVER_TYPES = ("object", "container", "account")
+PART_POWER = 8  # objects
+DB_PART_POWER = 6  # accounts and containers: the container updater forks per partition
+REPLICAS = 3
+DISK_BYTES = 512 * 1024**2
+AUTH_USER = "test:tester"
+AUTH_KEY = "testing"  # tempauth needs it in the proxy config; lab only
+# background daemons of each server type (the reaper only matters for deleted accounts)
+DAEMONS = {
+    "object": ("object-replicator", "object-updater", "object-auditor"),
+    "container": ("container-replicator", "container-updater", "container-auditor"),
+    "account": ("account-replicator", "account-auditor"),
+}
+# short enough that catch-up after a fault is seen within minutes
+OBJECT_REPLICATOR_INTERVAL_S = 10
+DB_REPLICATOR_INTERVAL_S = 30
+OBJECT_UPDATER_INTERVAL_S = 30
+CONTAINER_UPDATER_INTERVAL_S = 300
+AUDITOR_INTERVAL_S = 300
+HEALTH_TIMEOUT = 120.0
+
+
+def zone_of(node: netns.LabNode) -> int:
+    return 1 if node.index <= NODE_COUNT // 2 else 2
+
+
+def programs_of_node() -> list[str]:
+    """Every program one storage node runs (servers first), without the rsync daemon."""
+    servers = [f"{t}-server" for t in SERVER_TYPES]
+    return servers + [d for t in SERVER_TYPES for d in DAEMONS[t]]
+
+
+@dataclass(frozen=True)
+class SwiftLab:
+    """Where everything of one Swift lab lives, and how its parts are named."""
+
+    home: Path
+
+    @property
+    def nodes(self) -> list[netns.LabNode]:
+        return NETWORK.nodes(NODE_COUNT)
+
+    def node(self, name: str) -> netns.LabNode:
+        return next(n for n in self.nodes if n.name == name)
+
+    @property
+    def etc(self) -> Path:
+        return self.home / "etc"
+
+    @property
+    def swift_conf(self) -> Path:
+        return self.etc / "swift.conf"
+
+    @property
+    def shim_dir(self) -> Path:
+        return self.home / "shim"
+
+    @property
+    def run_dir(self) -> Path:
+        return self.home / "run"
+
+    @property
+    def log_dir(self) -> Path:
+        return self.home / "log"
+
+    @property
+    def key_file(self) -> Path:
+        return self.etc / "tester.key"
+
+    @property
+    def state_file(self) -> Path:
+        return self.home / "lab.json"
+
+    def device(self, node: netns.LabNode) -> str:
+        return f"d{node.index}"
+
+    def devices_dir(self, node: netns.LabNode) -> Path:
+        return self.home / "srv" / node.name
+
+    def mount_point(self, node: netns.LabNode) -> Path:
+        return self.devices_dir(node) / self.device(node)
+
+    def image(self, node: netns.LabNode) -> Path:
+        return self.home / "disks" / f"{self.device(node)}.img"
+
+    def recon_cache(self, node: netns.LabNode) -> Path:
+        return self.home / "cache" / node.name
+
+    def server_conf(self, server_type: str, node: netns.LabNode) -> Path:
+        return self.etc / f"{server_type}-server" / f"{node.name}.conf"
+
+    def rsyncd_conf(self, node: netns.LabNode) -> Path:
+        return self.etc / f"rsyncd-{node.name}.conf"
+
+    @property
+    def proxy_conf(self) -> Path:
+        return self.etc / "proxy-server.conf"
+
+    def pid_file(self, service: str) -> Path:
+        """`service` as named in the inventory: e.g. object-server.node1, proxy-server."""
+        return self.run_dir / f"{service}.pid"
+
+    def log_file(self, service: str) -> Path:
+        return self.log_dir / f"{service}.log"
+
+    @property
+    def ssh(self) -> sshd.SshdLayout:
+        return sshd.SshdLayout(directory=self.home / "sshd", run_dir=self.run_dir,
+                               log_dir=self.log_dir,
+                               client_key=self.home.parent / "ssh" / "id_ed25519")
+
+    @property
+    def auth_url(self) -> str:
+        return f"http://{PROXY_ADDRESS}:{PROXY_PORT}/auth/v1.0"
+
+    def _swift_env(self) -> str:
+        return (f"SWIFT_CONF_FILE={shlex.quote(str(self.swift_conf))} "
+                f"PYTHONPATH={shlex.quote(str(self.shim_dir))} PYTHONDONTWRITEBYTECODE=1")
+
+    def start_command(self, program: str, conf: Path, service: str) -> str:
+        """Shell command that starts a Swift program in the background and writes its pid file.
+
+        Swift 2.30 programs stay in the foreground (swift-init did the rest), so the
+        command detaches it itself: own session (setsid), no tty, no ssh channel kept
+        open, core dumps off. `$!` is the program's PID: a non-interactive sh runs
+        background jobs in its own process group, so setsid does not fork.
+        """
+        inner = (f"ulimit -c 0; cd /; {self._swift_env()} setsid swift-{program} "
+                 f"{shlex.quote(str(conf))} -v </dev/null "
+                 f">>{shlex.quote(str(self.log_file(service)))} 2>&1 & "
+                 f"echo $! >{shlex.quote(str(self.pid_file(service)))}")
+        return f"sh -c {shlex.quote(inner)}"
+
+    def rsync_start_command(self, node: netns.LabNode) -> str:
+        """rsync --daemon forks and writes its own pid file (named in its config)."""
+        return f"rsync --daemon --config={shlex.quote(str(self.rsyncd_conf(node)))}"
+
+
+def default_home() -> Path:
+    return state_dir() / "lab" / "swift"
+
+
+def lab_at(home: Path | None) -> SwiftLab:
+    return SwiftLab((home or default_home()).absolute())
+
+
+# -- config files ------------------------------------------------------------------------
+
+SHIM = '''\
+"""Written by Faultline's Swift lab: point Swift at the lab's swift.conf (not /etc/swift)."""
+import os
+
+_conf = os.environ.get("SWIFT_CONF_FILE")
+if _conf:
+    import swift.common.utils as _utils
+
+    _utils.SWIFT_CONF_FILE = _conf
+'''
+
+
+def swift_conf_text() -> str:
+    return """\
+# Written by lab/swift_layout.py at every `up`; edits are lost.
+[swift-hash]
+swift_hash_path_prefix = faultline-lab-prefix
+swift_hash_path_suffix = faultline-lab-suffix
+
+[storage-policy:0]
+name = gold
+default = yes
+
+[swift-constraints]
+"""
+
+
+def _common(lab: SwiftLab) -> str:
+    return (f"user = root\nswift_dir = {lab.etc}\nlog_level = INFO\n"
+            "eventlet_debug = false\n")
+
+
+PROXY_PIPELINE = " ".join([
+    "catch_errors", "gatekeeper", "healthcheck", "proxy-logging", "cache", "listing_formats",
+    "tempauth", "copy", "slo", "dlo", "proxy-logging", "proxy-server"])
+
+
+def proxy_conf_text(lab: SwiftLab) -> str:
+    return f"""\
+# Written by lab/swift_layout.py at every `up`; edits are lost.
+[DEFAULT]
+bind_ip = {PROXY_ADDRESS}
+bind_port = {PROXY_PORT}
+# one process, no forked workers: a SIGKILL of its PID is a dead proxy
+workers = 0
+log_name = proxy-server
+{_common(lab)}
+[pipeline:main]
+pipeline = {PROXY_PIPELINE}
+
+[app:proxy-server]
+use = egg:swift#proxy
+account_autocreate = true
+allow_account_management = true
+conn_timeout = 0.5
+node_timeout = 10
+
+[filter:tempauth]
+use = egg:swift#tempauth
+user_admin_admin = admin .admin .reseller_admin
+user_test_tester = {AUTH_KEY} .admin
+
+[filter:healthcheck]
+use = egg:swift#healthcheck
+
+[filter:cache]
+use = egg:swift#memcache
+memcache_servers = {PROXY_ADDRESS}:{MEMCACHE_PORT}
+
+[filter:catch_errors]
+use = egg:swift#catch_errors
+
+[filter:gatekeeper]
+use = egg:swift#gatekeeper
+
+[filter:proxy-logging]
+use = egg:swift#proxy_logging
+
+[filter:listing_formats]
+use = egg:swift#listing_formats
+
+[filter:copy]
+use = egg:swift#copy
+
+[filter:slo]
+use = egg:swift#slo
+
+[filter:dlo]
+use = egg:swift#dlo
+"""
+
+
+def server_conf_text(lab: SwiftLab, server_type: str, node: netns.LabNode) -> str:
+    replicator_interval = (OBJECT_REPLICATOR_INTERVAL_S if server_type == "object"
+                           else DB_REPLICATOR_INTERVAL_S)
+    text = f"""\
+# Written by lab/swift_layout.py at every `up`; edits are lost.
+[DEFAULT]
+devices = {lab.devices_dir(node)}
+# an unmounted device answers 507 instead of filling the root fs
+mount_check = true
+bind_ip = {node.address}
+bind_port = {SERVER_PORTS[server_type]}
+workers = 0
+recon_cache_path = {lab.recon_cache(node)}
+log_name = {server_type}-server.{node.name}
+{_common(lab)}
+[pipeline:main]
+pipeline = healthcheck recon {server_type}-server
+
+[app:{server_type}-server]
+use = egg:swift#{server_type}
+
+[filter:healthcheck]
+use = egg:swift#healthcheck
+
+[filter:recon]
+use = egg:swift#recon
+
+[{server_type}-replicator]
+rsync_module = rsync://{{replication_ip}}:{RSYNC_PORT}/{server_type}
+interval = {replicator_interval}
+
+[{server_type}-auditor]
+interval = {AUDITOR_INTERVAL_S}
+"""
+    if server_type == "object":
+        text += f"\n[object-updater]\ninterval = {OBJECT_UPDATER_INTERVAL_S}\n"
+    elif server_type == "container":
+        text += f"\n[container-updater]\ninterval = {CONTAINER_UPDATER_INTERVAL_S}\n"
+    return text
+
+
+def rsyncd_conf_text(lab: SwiftLab, node: netns.LabNode) -> str:
+    lines = ["# Written by lab/swift_layout.py at every `up`; edits are lost.",
+             "uid = root", "gid = root", "use chroot = no", f"address = {node.address}",
+             f"port = {RSYNC_PORT}", f"pid file = {lab.pid_file(f'rsyncd.{node.name}')}",
+             f"log file = {lab.log_file(f'rsyncd.{node.name}')}", ""]
+    for server_type in SERVER_TYPES:
+        lines += [f"[{server_type}]", "max connections = 25",
+                  f"path = {lab.devices_dir(node)}/", "read only = false",
+                  f"lock file = {lab.run_dir / f'rsync-{server_type}-{node.name}.lock'}", ""]
+    return "\n".join(lines)
+
+
+def write_configs(lab: SwiftLab) -> None:
+    for directory in (lab.etc, lab.shim_dir, lab.run_dir, lab.log_dir,
+                      *(lab.etc / f"{t}-server" for t in SERVER_TYPES),
+                      *(lab.recon_cache(n) for n in lab.nodes),
+                      *(lab.devices_dir(n) for n in lab.nodes)):
+        directory.mkdir(parents=True, exist_ok=True)
+    (lab.shim_dir / "sitecustomize.py").write_text(SHIM)
+    lab.swift_conf.write_text(swift_conf_text())
+    lab.proxy_conf.write_text(proxy_conf_text(lab))
+    for node in lab.nodes:
+        for server_type in SERVER_TYPES:
+            lab.server_conf(server_type, node).write_text(
+                server_conf_text(lab, server_type, node))
+        lab.rsyncd_conf(node).write_text(rsyncd_conf_text(lab, node))
+    lab.key_file.write_text(AUTH_KEY + "\n")
+    lab.key_file.chmod(0o600)

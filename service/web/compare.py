@@ -1,0 +1,49 @@
+"""The comparison page: runs side by side, throughput overlaid from each run's fault.
+
+`/compare?runs=1,2,3` (or `?runs=1&runs=2`, as the run list's form sends it).
+The chart reads each run's `/runs/<id>/series.json`; the figures table and the
+caveats come from service.compare.
+"""
+
+from __future__ import annotations
+
+from flask import Blueprint, Flask, abort, current_app, render_template, request, url_for
+
+from ..compare import CompareError, compare, format_value
+from ..figures import RunNotFound
+
+bp = Blueprint("compare", __name__)
+
+
+def parse_run_ids(values: list[str]) -> list[int]:
+    """Run ids from query values, each one id or several separated by commas."""
+    ids = []
+    for value in values:
+        for part in value.split(","):
+            part = part.strip()
+            if not part:
+                continue
+            if not part.isdigit():
+                raise CompareError(f"{part!r} is not a run id")
+            ids.append(int(part))
+    return ids
+
+
+@bp.get("/compare")
+def show():
+    try:
+        run_ids = parse_run_ids(request.args.getlist("runs"))
+        with current_app.extensions["faultline.sessions"]() as session:
+            data = compare(session, run_ids)
+    except RunNotFound as exc:
+        abort(404, description=str(exc))
+    except CompareError as exc:
+        abort(400, description=f"{exc}: tick at least two runs on the run list")
+    series = [{"run_id": e["run_id"], "url": url_for("runs.series", run_id=e["run_id"]),
+               "label": f"run {e['run_id']} · {e['cluster']} ({e['cluster_kind']}, {e['api']})"}
+              for e in data["runs"]]
+    return render_template("compare.html", data=data, series=series, format_value=format_value)
+
+
+def init_app(app: Flask) -> None:
+    app.register_blueprint(bp)
