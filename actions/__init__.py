@@ -13,8 +13,8 @@ from chaoslib.discovery.discover import (
     initialize_discovery_result,
 )
 
-ACTION_MODULES = ("actions.ceph",)
-PROBE_MODULES = ("probes.ceph",)
+ACTION_MODULES = ("actions.ceph", "actions.swift")
+PROBE_MODULES = ("probes.ceph", "probes.swift")
 
 
 def discover(discover_system: bool = True) -> dict:

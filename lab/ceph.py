@@ -3,8 +3,10 @@
 Layout: mon.a and mgr.x in the root namespace on the bridge address 10.77.0.1;
 four BlueStore OSDs, osd.N on CRUSH host node(N+1) inside namespace
 flceph(N+1) at 10.77.0.(11+N), each on its own loop-mounted 6 GiB XFS image
-whose `block` file BlueStore creates itself. cephx is off everywhere, so there
-is no keyring at all. Each node runs an sshd, and the OSDs are started over
+whose `block` file BlueStore creates itself; one RADOS Gateway (client.rgw.lab,
+service `rgw.lab`) in the root namespace serving the Swift API and S3 on
+127.0.0.1:7480 (lab/ceph_rgw.py: its user, key files and smoke test). cephx is
+off everywhere, so there is no keyring at all. Each node runs an sshd, and the OSDs are started over
 SSH with the very command the inventory records, so that command is known to
 work for the actions that restart an OSD later.
 
@@ -32,7 +34,7 @@ from clusters.ceph_admin import CephAdmin
 from clusters.exceptions import ClusterError
 from clusters.paths import default_inventory
 
-from . import ceph_setup, disks, netns, procs, sshd
+from . import ceph_rgw, ceph_setup, disks, netns, procs, sshd
 from .ceph_layout import (
     CLUSTER_NAME,
     HEALTH_TIMEOUT,
@@ -43,9 +45,11 @@ from .ceph_layout import (
     OSD_COUNT,
     POOL,
     PROMETHEUS_URL,
+    RGW_DAEMON,
     CephLab,
     LabError,
     lab_at,
+    program_of,
     write_conf,
 )
 
@@ -72,17 +76,14 @@ def _write_state(lab: CephLab, state: dict[str, Any]) -> None:
 
 
 def _ceph_daemons() -> list[str]:
-    return [f"mon.{MON_ID}", f"mgr.{MGR_ID}", *(f"osd.{n}" for n in range(OSD_COUNT))]
-
-
-def _program(daemon: str) -> str:
-    return "ceph-" + daemon.split(".", 1)[0]
+    return [f"mon.{MON_ID}", f"mgr.{MGR_ID}", *(f"osd.{n}" for n in range(OSD_COUNT)),
+            RGW_DAEMON]
 
 
 def _start_local(lab: CephLab, daemon: str) -> int:
     argv = ["sh", "-c", lab.start_command(daemon)]
     return procs.start_daemon(argv, lab.pid_file(daemon), lab.log_dir / f"{daemon}.stdout",
-                              program=_program(daemon), timeout=60)
+                              program=program_of(daemon), timeout=60)
 
 
 def _start_osd(lab: CephLab, osd: int) -> int:
@@ -121,7 +122,7 @@ def _mkfs_osd(lab: CephLab, osd: int, osd_uuid: str) -> None:
 
 
 def _stop_targets(lab: CephLab, daemons: list[str]) -> dict[Path, str | None]:
-    return {lab.pid_file(d): _program(d) for d in daemons}
+    return {lab.pid_file(d): program_of(d) for d in daemons}
 
 
 # -- inventory -------------------------------------------------------------------------
@@ -135,7 +136,8 @@ def inventory_spec(lab: CephLab) -> dict[str, Any]:
         {"name": f"osd.{osd}", "kind": "osd", "node": lab.node_of(osd).name,
          "pid_file": str(lab.pid_file(f"osd.{osd}")), "start": lab.start_command(f"osd.{osd}")}
         for osd in range(OSD_COUNT)]
-    for daemon in (f"mon.{MON_ID}", f"mgr.{MGR_ID}"):  # no node: they run on this machine
+    # no node: they run on this machine, in the root namespace
+    for daemon in (f"mon.{MON_ID}", f"mgr.{MGR_ID}", RGW_DAEMON):
         services.append({"name": daemon, "kind": daemon.split(".")[0],
                          "pid_file": str(lab.pid_file(daemon)),
                          "start": lab.start_command(daemon)})
@@ -151,7 +153,7 @@ def inventory_spec(lab: CephLab) -> dict[str, Any]:
                    "mount": str(lab.osd_dir(osd)), "osd": osd} for osd in range(OSD_COUNT)],
         "services": services,
         "client": {"conf": str(lab.conf), "keyring": None, "pool": POOL,
-                   "prometheus": PROMETHEUS_URL},
+                   "prometheus": PROMETHEUS_URL, **ceph_rgw.client_spec(lab)},
     }
 
 
@@ -161,7 +163,7 @@ def inventory_spec(lab: CephLab) -> dict[str, Any]:
 def _clear_leftovers(lab: CephLab) -> None:
     """Forget pid files of dead daemons (a killed lab's), so nothing trusts them."""
     for daemon in _ceph_daemons():
-        procs.remove_stale(lab.pid_file(daemon), _program(daemon))
+        procs.remove_stale(lab.pid_file(daemon), program_of(daemon))
     for node in lab.nodes:
         procs.remove_stale(lab.ssh.pid_file(node), "sshd")
 
@@ -182,7 +184,7 @@ def _wipe_partial(lab: CephLab) -> None:
     _release_disks(lab)
     if disks.mounts_under(lab.home):  # never delete through a live mount
         raise LabError(f"cannot wipe {lab.home}: still mounted: {disks.mounts_under(lab.home)}")
-    for name in ("mon", "mgr", "osd", "disks", "crash"):
+    for name in ("mon", "mgr", "osd", "disks", "crash", "rgw"):
         shutil.rmtree(lab.home / name, ignore_errors=True)
     for name in ("monmap", "lab.json", "ceph.conf"):
         (lab.home / name).unlink(missing_ok=True)
@@ -223,7 +225,8 @@ def up(home: Path | None = None, timeout: float = HEALTH_TIMEOUT) -> dict[str, A
     The result's "mode" is "cold", "warm" or "running" (everything was up already).
 
     Returns timing info once the cluster is HEALTH_OK with every OSD up+in and every
-    PG active+clean; raises LabError saying what it waited for otherwise.
+    PG active+clean (RGW's pools included) and RGW has served a Swift API round trip
+    with the lab user's key; raises LabError saying what it waited for otherwise.
     """
     lab = lab_at(home)
     started = time.monotonic()
@@ -232,7 +235,7 @@ def up(home: Path | None = None, timeout: float = HEALTH_TIMEOUT) -> dict[str, A
     _clear_leftovers(lab)
     state = _read_state(lab)
     mode = "warm" if state.get("initialized") else "cold"
-    if mode == "warm" and all(procs.alive_pid(lab.pid_file(d), _program(d))
+    if mode == "warm" and all(procs.alive_pid(lab.pid_file(d), program_of(d))
                               for d in _ceph_daemons()):
         mode = "running"  # nothing to start: only check health and the inventory
     if mode == "cold":
@@ -256,20 +259,31 @@ def up(home: Path | None = None, timeout: float = HEALTH_TIMEOUT) -> dict[str, A
         with ThreadPoolExecutor(max_workers=OSD_COUNT) as pool:
             list(pool.map(lambda osd: _start_osd(lab, osd), range(OSD_COUNT)))
         ceph_setup.ensure_pool(admin)
+        ceph_setup.ensure_rgw_pools(admin)
         ceph_setup.configure_prometheus(admin)
         ceph_setup.ensure_prometheus_enabled(admin)
+        # RGW sets its zone up while the PGs peer; it listens once that is done
+        lab.rgw_dir.mkdir(mode=0o700, exist_ok=True)
+        _start_local(lab, RGW_DAEMON)
         daemons_started = time.monotonic()
         log.info("daemons running after %.1f s; waiting for HEALTH_OK", daemons_started - started)
         final = ceph_setup.wait_healthy(admin, timeout)
     finally:
         admin.close()
     healthy = time.monotonic()
+    ceph_rgw.wait_answering()
+    ceph_rgw.ensure_user(lab)
+    ceph_rgw.wait_serving(lab)
+    serving = time.monotonic()
+    log.info("HEALTH_OK after %.1f s, RGW serving the Swift API after %.1f s",
+             healthy - started, serving - started)
     inventory.write_cluster(default_inventory(), CLUSTER_NAME, inventory_spec(lab))
     return {
         "mode": mode,
         "home": str(lab.home),
         "seconds_to_daemons": round(daemons_started - started, 1),
         "seconds_to_health_ok": round(healthy - started, 1),
+        "seconds_to_rgw": round(serving - started, 1),
         "inventory": str(default_inventory()),
         "cluster": CLUSTER_NAME,
         "state": final.as_dict(),
@@ -299,8 +313,8 @@ def down(home: Path | None = None, purge: bool = False) -> dict[str, Any]:
     # first, so nobody picks a dying lab from the inventory
     inventory.remove_cluster(default_inventory(), CLUSTER_NAME)
     osds = [f"osd.{n}" for n in range(OSD_COUNT)]
-    # OSDs before the mon: a stopping OSD tells the mon it goes down (and waits for it)
-    stopped = procs.stop_many({**_stop_targets(lab, osds),
+    # OSDs and RGW before the mon: a stopping OSD tells the mon it goes down (and waits)
+    stopped = procs.stop_many({**_stop_targets(lab, [*osds, RGW_DAEMON]),
                                **sshd.stop_targets(lab.nodes, lab.ssh)})
     stopped |= procs.stop_many(_stop_targets(lab, [f"mon.{MON_ID}", f"mgr.{MGR_ID}"]))
     _release_disks(lab)
@@ -323,7 +337,7 @@ def status(home: Path | None = None) -> dict[str, Any]:
     """Each daemon's pid/alive/rss, the disks' mounts, and the health if the mon runs."""
     lab = lab_at(home)
     daemons: dict[str, Any] = {}
-    named = [(d, lab.pid_file(d), _program(d)) for d in _ceph_daemons()]
+    named = [(d, lab.pid_file(d), program_of(d)) for d in _ceph_daemons()]
     named += [(f"sshd.{n.name}", lab.ssh.pid_file(n), "sshd") for n in lab.nodes]
     for name, pid_file, program in named:
         pid = procs.read_pid(pid_file)

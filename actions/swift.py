@@ -1,0 +1,95 @@
+"""Swift faults and their restores, as Chaos Toolkit actions.
+
+Servers are signalled by PID on the node that runs them (over SSH), as the
+inventory describes them (`<type>-server.<node>`, and `proxy-server`); nothing
+is matched by process name.
+"""
+
+from __future__ import annotations
+
+import http.client
+import time
+from urllib.parse import urlsplit
+
+from chaoslib.exceptions import ActivityFailed
+
+from clusters import services
+from clusters.config import cluster_from_configuration
+from clusters.exceptions import ClusterError
+from clusters.inventory import Cluster, Service
+from clusters.swift_admin import DEFAULT_PORTS
+
+__all__ = ["kill_server", "start_server"]
+
+SERVERS = ("object", "container", "account", "proxy")
+
+
+def _service(cluster: Cluster, server: str, node: str) -> Service:
+    """The inventory's service for `server` on `node`; one clear message for bad input."""
+    if cluster.kind != "swift":
+        raise ActivityFailed(f"{cluster.name} is a {cluster.kind} cluster, not Swift")
+    if server not in SERVERS:
+        raise ActivityFailed(f"unknown Swift server {server!r} (one of: {', '.join(SERVERS)})")
+    try:
+        if server == "proxy":
+            return cluster.service("proxy-server")
+        cluster.node(node)  # "no node X (nodes: ...)" before "no service"
+        return cluster.service(f"{server}-server.{node}")
+    except ClusterError as exc:
+        raise ActivityFailed(str(exc)) from None
+
+
+def kill_server(server: str = "object", node: str = "node1",
+                configuration: dict = None) -> dict:
+    """Kill one Swift server with SIGKILL, as a crash would: the `server` ("object",
+    "container", "account" or "proxy") of storage node `node` (ignored for the proxy).
+    Returns the service, its node and the PID killed."""
+    cluster = cluster_from_configuration(configuration)
+    service = _service(cluster, server, node)
+    try:
+        pid = services.kill(cluster, service, "KILL")
+    except ClusterError as exc:
+        raise ActivityFailed(f"kill_server: {exc}") from None
+    return {"service": service.name, "node": service.node, "pid": pid, "signal": "KILL"}
+
+
+def _answers(address: str, port: int) -> bool:
+    conn = http.client.HTTPConnection(address, port, timeout=2)
+    try:
+        conn.request("GET", "/healthcheck")
+        return conn.getresponse().status == 200
+    except (OSError, http.client.HTTPException):
+        return False
+    finally:
+        conn.close()
+
+
+def start_server(server: str = "object", node: str = "node1", timeout_s: float = 60,
+                 configuration: dict = None) -> dict:
+    """Start a Swift server again (the restore of kill_server) and wait until it answers
+    its healthcheck. Starting a running server changes nothing."""
+    cluster = cluster_from_configuration(configuration)
+    service = _service(cluster, server, node)
+    was_running = False
+    try:
+        was_running = services.pid_of(cluster, service) is not None
+        services.start(cluster, service)
+    except ClusterError as exc:
+        raise ActivityFailed(f"start_server: {exc}") from None
+    if server == "proxy":
+        address, port = _proxy_address(cluster)
+    else:
+        ports = {**DEFAULT_PORTS, **(cluster.client.get("ports") or {})}
+        address, port = cluster.node(node).address, ports[server]
+    deadline = time.monotonic() + timeout_s
+    while not _answers(address, port):
+        if time.monotonic() > deadline:
+            raise ActivityFailed(f"{service.name} started but not answering on "
+                                 f"{address}:{port} after {timeout_s:.0f} s")
+        time.sleep(0.2)
+    return {"service": service.name, "node": service.node, "started": not was_running}
+
+
+def _proxy_address(cluster: Cluster) -> tuple[str, int]:
+    url = urlsplit(cluster.client.get("auth_url", ""))
+    return url.hostname or "127.0.0.1", url.port or 80

@@ -1,0 +1,388 @@
+"""A Swift admin client: recon, dispersion, handoff partitions and ring facts.
+
+Everything comes from JSON that Swift itself produces:
+- recon middleware on each storage server (`/recon/unmounted`, `/recon/replication/object`,
+  `/recon/async`, `/recon/diskusage`) and `/healthcheck` for whether a server answers;
+- `swift-dispersion-report --dump-json` (and `swift-dispersion-populate`, once) for the
+  copies found of a sample of objects and containers;
+- the object ring (clusters/swift_ring.py) plus a listing of each device's `objects/`
+  directory over SSH for handoff partitions: partitions on a device that the ring
+  does not place there.
+
+Swift's tools read /etc/swift/swift.conf from a hard-wired path. For a cluster whose
+swift.conf lives elsewhere (the inventory's `client.swift_conf`), they run with
+`SWIFT_CONF_FILE` set and a `sitecustomize.py` shim on PYTHONPATH that honours it.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import shlex
+import subprocess
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .credentials import swift_credentials
+from .exceptions import AdminCommandFailed, ClusterError, NodeUnreachable
+from .inventory import Cluster, Node
+from .ssh import NodeShell
+from .swift_ring import RingFacts, read_ring_facts
+
+SERVER_TYPES = ("object", "container", "account")
+DEFAULT_PORTS = {"object": 6200, "container": 6201, "account": 6202}
+DISPERSION_COVERAGE = 25  # percent of partitions; 100% took over a minute to populate here
+
+SHIM = ('import os\n_conf = os.environ.get("SWIFT_CONF_FILE")\nif _conf:\n'
+        '    import swift.common.utils as _utils\n    _utils.SWIFT_CONF_FILE = _conf\n')
+
+
+@dataclass(frozen=True)
+class Dispersion:
+    """One dispersion report: copies found of the sampled objects and containers."""
+
+    object_found: int
+    object_expected: int
+    container_found: int
+    container_expected: int
+    object_missing: dict[int, int] = field(default_factory=dict)  # copies missing -> objects
+    ts: float = 0.0
+
+    @property
+    def object_pct(self) -> float:
+        return 100.0 * self.object_found / self.object_expected if self.object_expected else 0.0
+
+    @property
+    def complete(self) -> bool:
+        return (self.object_expected > 0 and self.object_found == self.object_expected
+                and self.container_found == self.container_expected)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"object_copies_found": self.object_found,
+                "object_copies_expected": self.object_expected,
+                "object_pct": round(self.object_pct, 2),
+                "container_copies_found": self.container_found,
+                "container_copies_expected": self.container_expected,
+                "objects_missing_one": self.object_missing.get(1, 0),
+                "objects_missing_two": self.object_missing.get(2, 0),
+                "objects_missing_all": self.object_missing.get(3, 0),
+                "ts": self.ts}
+
+
+def parse_dispersion(raw: dict[str, Any], ts: float = 0.0) -> Dispersion:
+    """Turn `swift-dispersion-report -j` output into a Dispersion (pure)."""
+    obj, cont = raw.get("object") or {}, raw.get("container") or {}
+    missing = {int(k.split("_")[1]): int(v) for k, v in obj.items()
+               if k.startswith("missing_") and k != "missing_0"}
+    return Dispersion(object_found=int(obj.get("copies_found", 0)),
+                      object_expected=int(obj.get("copies_expected", 0)),
+                      container_found=int(cont.get("copies_found", 0)),
+                      container_expected=int(cont.get("copies_expected", 0)),
+                      object_missing=missing, ts=ts)
+
+
+@dataclass(frozen=True)
+class NodeRecon:
+    """What one storage node's recon and healthchecks said."""
+
+    node: str
+    servers_up: dict[str, bool]  # server type -> answers its healthcheck
+    unmounted: tuple[str, ...] = ()
+    replication_last: float | None = None  # end of the last object replication pass
+    replication_seconds: float | None = None  # its length
+    async_pending: int | None = None
+
+    @property
+    def reachable(self) -> bool:
+        return any(self.servers_up.values())
+
+    @property
+    def replication_pass_started(self) -> float | None:
+        if self.replication_last is None or self.replication_seconds is None:
+            return None
+        return self.replication_last - self.replication_seconds
+
+
+@dataclass(frozen=True)
+class SwiftState:
+    """One look at the cluster: what the control samples every second."""
+
+    nodes: tuple[NodeRecon, ...]
+    handoffs: dict[str, int] | None  # node -> handoff partitions (None: unknown)
+    dispersion: Dispersion | None
+
+    @property
+    def servers_down(self) -> list[str]:
+        return [f"{t}-server.{n.node}" for n in self.nodes
+                for t, up in n.servers_up.items() if not up]
+
+    @property
+    def unmounted(self) -> list[str]:
+        return [f"{n.node}/{d}" for n in self.nodes for d in n.unmounted]
+
+    @property
+    def fault_seen(self) -> bool:
+        """Swift itself shows the fault: a server does not answer, a device is unmounted."""
+        return bool(self.servers_down or self.unmounted)
+
+    @property
+    def handoff_partitions(self) -> int | None:
+        return None if self.handoffs is None else sum(self.handoffs.values())
+
+    @property
+    def fully_redundant(self) -> bool:
+        """Every sampled copy where the ring wants it, and nothing left on handoffs."""
+        return (self.dispersion is not None and self.dispersion.complete
+                and self.handoff_partitions == 0)
+
+    @property
+    def at_risk(self) -> bool:
+        """Some sampled object or container is below its replica count."""
+        return self.dispersion is not None and not self.dispersion.complete
+
+    @property
+    def oldest_pass_start(self) -> float | None:
+        """Start of the oldest of the nodes' last completed object replication passes."""
+        starts = [n.replication_pass_started for n in self.nodes]
+        return None if not starts or None in starts else min(starts)
+
+    @property
+    def health(self) -> str:
+        if self.fault_seen:
+            return "FAULT"
+        return "HEALTHY" if self.fully_redundant else "RECOVERING"
+
+    def summary(self) -> str:
+        disp = (f"dispersion {self.dispersion.object_pct:.1f}%" if self.dispersion
+                else "dispersion unknown")
+        down = ", ".join(self.servers_down + self.unmounted) or "all servers up"
+        return f"{self.health}: {down}, {disp}, handoff partitions {self.handoff_partitions}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "health": self.health, "servers_down": self.servers_down,
+            "unmounted": self.unmounted, "handoffs": self.handoffs,
+            "handoff_partitions": self.handoff_partitions,
+            "dispersion": self.dispersion.as_dict() if self.dispersion else None,
+            "replication_last": {n.node: n.replication_last for n in self.nodes},
+            "replication_pass_started": {n.node: n.replication_pass_started
+                                         for n in self.nodes},
+            "oldest_pass_start": self.oldest_pass_start,
+            "async_pending": sum(n.async_pending or 0 for n in self.nodes),
+            "down": len(self.servers_down) + len(self.unmounted),
+            "fault_seen": self.fault_seen, "fully_redundant": self.fully_redundant,
+            "at_risk": self.at_risk, "summary": self.summary(),
+        }
+
+
+def _get_json(address: str, port: int, path: str, timeout: float) -> Any:
+    conn = http.client.HTTPConnection(address, port, timeout=timeout)
+    try:
+        conn.request("GET", path)
+        response = conn.getresponse()
+        body = response.read()
+        if response.status != 200:
+            raise AdminCommandFailed(f"GET {address}:{port}{path} answered {response.status}")
+        return json.loads(body) if path.startswith("/recon") else body.decode()
+    finally:
+        conn.close()
+
+
+class SwiftAdmin:
+    """Recon, dispersion and handoffs of one Swift cluster. Use as a context manager."""
+
+    def __init__(self, cluster: Cluster, timeout: float = 2.0):
+        if cluster.kind != "swift":
+            raise ClusterError(f"{cluster.name} is a {cluster.kind} cluster, not Swift")
+        self.cluster = cluster
+        self.timeout = timeout
+        self.swift_dir = cluster.client.get("swift_dir")
+        if not self.swift_dir:
+            raise ClusterError(f"{cluster.name}: client.swift_dir (where its rings are) "
+                               "is not in the inventory")
+        self.ports = {**DEFAULT_PORTS, **(cluster.client.get("ports") or {})}
+        self._facts: RingFacts | None = None
+        self._shells: dict[str, NodeShell] = {}
+        self._shell_lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(max_workers=max(4, 3 * len(cluster.nodes)),
+                                        thread_name_prefix="faultline-recon")
+
+    def __enter__(self) -> SwiftAdmin:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+        for shell in self._shells.values():
+            shell.close()
+        self._shells.clear()
+
+    # -- rings --------------------------------------------------------------------------
+
+    def ring_facts(self) -> RingFacts:
+        if self._facts is None:
+            self._facts = read_ring_facts(self.swift_dir)
+        return self._facts
+
+    def storage_nodes(self) -> list[Node]:
+        """The inventory's nodes that hold a device of the object ring."""
+        ips = {d.ip for d in self.ring_facts().devices["object"]}
+        return [n for n in self.cluster.nodes if n.address in ips]
+
+    # -- recon --------------------------------------------------------------------------
+
+    def _healthy(self, node: Node, server_type: str) -> bool:
+        try:
+            return _get_json(node.address, self.ports[server_type], "/healthcheck",
+                             self.timeout) == "OK"
+        except (OSError, http.client.HTTPException, AdminCommandFailed):
+            return False
+
+    def _recon(self, node: Node, servers_up: dict[str, bool], path: str) -> Any:
+        """Ask any answering server of the node: they share the node's recon cache."""
+        for server_type in SERVER_TYPES:
+            if servers_up.get(server_type):
+                try:
+                    return _get_json(node.address, self.ports[server_type], f"/recon/{path}",
+                                     self.timeout)
+                except (OSError, http.client.HTTPException, AdminCommandFailed,
+                        json.JSONDecodeError):
+                    continue
+        return None
+
+    def node_recon(self, node: Node) -> NodeRecon:
+        up = dict(zip(SERVER_TYPES, self._pool.map(lambda t: self._healthy(node, t),
+                                                    SERVER_TYPES), strict=True))
+        unmounted = self._recon(node, up, "unmounted") or []
+        replication = self._recon(node, up, "replication/object") or {}
+        pending = self._recon(node, up, "async") or {}
+        seconds = replication.get("object_replication_time")
+        return NodeRecon(
+            node=node.name, servers_up=up,
+            unmounted=tuple(sorted(d.get("device", "?") for d in unmounted)),
+            replication_last=replication.get("object_replication_last"),
+            replication_seconds=None if seconds is None else float(seconds) * 60,  # minutes
+            async_pending=pending.get("async_pending"))
+
+    def recon(self) -> list[NodeRecon]:
+        return list(self._pool.map(self.node_recon, self.storage_nodes()))
+
+    # -- handoffs -----------------------------------------------------------------------
+
+    def _shell(self, node: Node) -> NodeShell:
+        with self._shell_lock:
+            shell = self._shells.get(node.name)
+            if shell is None:
+                shell = NodeShell(node, connect_timeout=self.timeout * 2)
+                shell.connect()
+                self._shells[node.name] = shell
+            return shell
+
+    def node_handoffs(self, node: Node) -> int:
+        """Object partitions on the node's devices that the ring places elsewhere."""
+        facts = self.ring_facts()
+        disks = [d for d in self.cluster.disks if d.node == node.name and d.swift_device]
+        if not disks:
+            raise ClusterError(f"{self.cluster.name}: no disk with a swift_device on "
+                               f"{node.name} in the inventory")
+        listing = " ; ".join(f"echo @{shlex.quote(d.swift_device)}; "
+                             f"ls -1 {shlex.quote(d.mount + '/objects')} 2>/dev/null"
+                             for d in disks)
+        try:
+            out = self._shell(node).run(listing, timeout=self.timeout * 5, check=False).stdout
+        except (NodeUnreachable, TimeoutError, OSError):
+            self._drop_shell(node)
+            raise
+        count, device_id = 0, None
+        for line in out.split():
+            if line.startswith("@"):
+                device_id = facts.device_id(node.address, line[1:])
+            elif line.isdigit() and device_id is not None and \
+                    not facts.is_primary(int(line), device_id):
+                count += 1
+        return count
+
+    def _drop_shell(self, node: Node) -> None:
+        with self._shell_lock:
+            shell = self._shells.pop(node.name, None)
+        if shell is not None:
+            shell.close()
+
+    def handoffs(self) -> dict[str, int] | None:
+        """Handoff partitions per node; None if some node could not be listed."""
+        def one(node: Node) -> int | None:
+            try:
+                return self.node_handoffs(node)
+            except (ClusterError, TimeoutError, OSError):
+                return None
+        counts = dict(zip([n.name for n in self.storage_nodes()],
+                          self._pool.map(one, self.storage_nodes()), strict=True))
+        return None if None in counts.values() else counts
+
+    # -- dispersion ---------------------------------------------------------------------
+
+    def _tool(self, program: str, timeout_s: float) -> str:
+        credentials = swift_credentials(self.cluster)
+        with tempfile.TemporaryDirectory(prefix="faultline-dispersion-") as tmp:
+            conf = Path(tmp) / "dispersion.conf"
+            conf.write_text(
+                "[dispersion]\n"
+                f"auth_url = {credentials.auth_url}\nauth_user = {credentials.user}\n"
+                f"auth_key = {credentials.key}\nswift_dir = {self.swift_dir}\n"
+                f"dispersion_coverage = {DISPERSION_COVERAGE}\n"
+                # the default 5 retries back off for ~100 s per dead node
+                "retries = 1\nconcurrency = 25\n")
+            conf.chmod(0o600)
+            env = dict(os.environ)
+            swift_conf = self.cluster.client.get("swift_conf")
+            if swift_conf:
+                (Path(tmp) / "sitecustomize.py").write_text(SHIM)
+                env.update(SWIFT_CONF_FILE=swift_conf, PYTHONPATH=tmp)
+            argv = [program, *(["-j"] if program.endswith("report") else []), str(conf)]
+            try:
+                done = subprocess.run(argv, capture_output=True, text=True, env=env,
+                                      timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                raise AdminCommandFailed(f"{program} still running after {timeout_s:.0f} s") \
+                    from None
+        if done.returncode != 0:
+            last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            raise AdminCommandFailed(f"{program} exited {done.returncode}: {last}")
+        return done.stdout
+
+    def populate_dispersion(self, timeout_s: float = 300.0) -> None:
+        """Create the dispersion containers and objects (once per cluster)."""
+        self._tool("swift-dispersion-populate", timeout_s)
+
+    def dispersion(self, timeout_s: float = 60.0) -> Dispersion:
+        started = time.time()
+        out = self._tool("swift-dispersion-report", timeout_s)
+        start = out.find("{")  # the tool may print a policy line before the JSON
+        try:
+            raw = json.loads(out[start:]) if start >= 0 else {}
+        except json.JSONDecodeError:
+            raw = {}
+        if not raw.get("object"):
+            raise AdminCommandFailed("swift-dispersion-report gave no object report "
+                                     "(was swift-dispersion-populate run?)")
+        return parse_dispersion(raw, ts=(started + time.time()) / 2)
+
+    # -- all together -------------------------------------------------------------------
+
+    def state(self, dispersion: Dispersion | None | bool = True) -> SwiftState:
+        """Recon and handoffs now; dispersion now (True), or the one given (a slower loop's)."""
+        if dispersion is True:
+            try:
+                dispersion = self.dispersion()
+            except ClusterError:
+                dispersion = None
+        return SwiftState(nodes=tuple(self.recon()), handoffs=self.handoffs(),
+                          dispersion=dispersion or None)

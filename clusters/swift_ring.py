@@ -1,0 +1,96 @@
+"""Facts of a Swift cluster's rings, read with Swift's own `Ring` class.
+
+Replicas, zones and devices of each ring, and for the object ring the
+primary devices of every partition (what the handoff count compares with).
+Swift is imported only in a child process: importing it swaps the logging
+module's locks for eventlet's, which Faultline's own threads must never meet.
+
+    python -m clusters.swift_ring SWIFT_DIR      # prints the facts as JSON
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from .exceptions import AdminCommandFailed
+
+RING_TYPES = ("object", "container", "account")
+
+
+@dataclass(frozen=True)
+class RingDevice:
+    id: int
+    zone: int
+    ip: str
+    port: int
+    device: str
+
+
+@dataclass(frozen=True)
+class RingFacts:
+    replicas: dict[str, float]
+    devices: dict[str, tuple[RingDevice, ...]]
+    object_primaries: tuple[tuple[int, ...], ...]  # partition -> primary device ids
+
+    def zones(self, ring: str = "object") -> list[int]:
+        return sorted({d.zone for d in self.devices[ring]})
+
+    def device_id(self, ip: str, device: str, ring: str = "object") -> int | None:
+        """The ring id of the device `device` on the server at `ip` (None if not in the ring)."""
+        for d in self.devices[ring]:
+            if d.ip == ip and d.device == device:
+                return d.id
+        return None
+
+    def is_primary(self, partition: int, device_id: int) -> bool:
+        return 0 <= partition < len(self.object_primaries) and \
+            device_id in self.object_primaries[partition]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"replicas": self.replicas,
+                "zones": {ring: self.zones(ring) for ring in self.devices},
+                "devices": {ring: [d.__dict__ for d in devs]
+                            for ring, devs in self.devices.items()},
+                "object_partitions": len(self.object_primaries)}
+
+
+def parse_facts(raw: dict[str, Any]) -> RingFacts:
+    return RingFacts(
+        replicas={ring: float(r) for ring, r in raw["replicas"].items()},
+        devices={ring: tuple(RingDevice(**d) for d in devs)
+                 for ring, devs in raw["devices"].items()},
+        object_primaries=tuple(tuple(p) for p in raw["object_primaries"]))
+
+
+def read_ring_facts(swift_dir: str, timeout_s: float = 60.0) -> RingFacts:
+    """Load the rings of `swift_dir` (in a child process) and return their facts."""
+    done = subprocess.run([sys.executable, "-m", __name__, swift_dir], capture_output=True,
+                          text=True, timeout=timeout_s)
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise AdminCommandFailed(f"cannot read the Swift rings in {swift_dir}: {last}")
+    return parse_facts(json.loads(done.stdout))
+
+
+def _dump(swift_dir: str) -> dict[str, Any]:
+    from swift.common.ring import Ring
+
+    out: dict[str, Any] = {"replicas": {}, "devices": {}, "object_primaries": []}
+    for ring_type in RING_TYPES:
+        ring = Ring(swift_dir, ring_name=ring_type)
+        out["replicas"][ring_type] = ring.replica_count
+        out["devices"][ring_type] = [
+            {"id": d["id"], "zone": d["zone"], "ip": d["ip"], "port": d["port"],
+             "device": d["device"]} for d in ring.devs if d]
+        if ring_type == "object":
+            out["object_primaries"] = [[d["id"] for d in ring.get_part_nodes(part)]
+                                       for part in range(ring.partition_count)]
+    return out
+
+
+if __name__ == "__main__":
+    print(json.dumps(_dump(sys.argv[1])))

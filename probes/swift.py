@@ -1,0 +1,111 @@
+"""Swift health, redundancy and replication probes for Chaos Toolkit, read through recon,
+dispersion reports and the rings (clusters/swift_admin.py)."""
+
+from __future__ import annotations
+
+import time
+
+from chaoslib.exceptions import ActivityFailed
+
+from clusters.config import cluster_from_configuration
+from clusters.exceptions import ClusterError
+from clusters.swift_admin import SwiftAdmin, SwiftState
+
+__all__ = ["healthy", "cluster_state", "dispersion", "handoff_partitions", "replication_age",
+           "wait_for_replication_caught_up"]
+
+
+def _admin(configuration: dict | None) -> SwiftAdmin:
+    cluster = cluster_from_configuration(configuration)
+    try:
+        return SwiftAdmin(cluster)
+    except ClusterError as exc:
+        raise ActivityFailed(str(exc)) from None
+
+
+def _state(configuration: dict | None) -> SwiftState:
+    try:
+        with _admin(configuration) as admin:
+            return admin.state()
+    except ClusterError as exc:
+        raise ActivityFailed(str(exc)) from None
+
+
+def healthy(configuration: dict = None) -> bool:
+    """True when every server answers, no device is unmounted, the dispersion report finds
+    every copy and no partition sits on a handoff."""
+    state = _state(configuration)
+    return not state.fault_seen and state.fully_redundant
+
+
+def cluster_state(configuration: dict = None) -> dict:
+    """Servers down, unmounted devices, dispersion, handoff partitions and replication."""
+    return _state(configuration).as_dict()
+
+
+def dispersion(configuration: dict = None) -> dict:
+    """The dispersion report: object/container copies found of expected, objects missing
+    one, two or all copies."""
+    try:
+        with _admin(configuration) as admin:
+            return admin.dispersion().as_dict()
+    except ClusterError as exc:
+        raise ActivityFailed(str(exc)) from None
+
+
+def handoff_partitions(configuration: dict = None) -> dict:
+    """Object partitions per node that sit on a device the ring does not place them on."""
+    try:
+        with _admin(configuration) as admin:
+            counts = admin.handoffs()
+    except ClusterError as exc:
+        raise ActivityFailed(str(exc)) from None
+    if counts is None:
+        raise ActivityFailed("could not list the devices of every storage node over SSH")
+    return counts
+
+
+def replication_age(configuration: dict = None) -> dict:
+    """Seconds since each node's last completed object replication pass (None: never)."""
+    try:
+        with _admin(configuration) as admin:
+            nodes = admin.recon()
+    except ClusterError as exc:
+        raise ActivityFailed(str(exc)) from None
+    now = time.time()
+    return {n.node: None if n.replication_last is None else round(now - n.replication_last, 1)
+            for n in nodes}
+
+
+def _caught_up(state: SwiftState, since: float) -> bool:
+    started = state.oldest_pass_start
+    return (not state.fault_seen and state.fully_redundant and started is not None
+            and started >= since)
+
+
+def wait_for_replication_caught_up(timeout_s: float = 600, configuration: dict = None) -> dict:
+    """Wait until replication has caught up after a restore: every server answers, the
+    dispersion report finds 100% of the copies, no handoff partition is left, and every
+    node completed an object replication pass that started after this probe began (a pass
+    that began before the restore may have skipped the restored server). Fails after
+    timeout_s with the last state seen."""
+    since = time.time()
+    deadline = time.monotonic() + timeout_s
+    last: SwiftState | None = None
+    try:
+        with _admin(configuration) as admin:
+            while True:
+                last = admin.state()
+                if _caught_up(last, since):
+                    return {"waited_s": round(time.time() - since, 1), **last.as_dict()}
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(1.0)
+    except ClusterError as exc:
+        raise ActivityFailed(str(exc)) from None
+    seen = "nothing" if last is None else last.summary()
+    pass_start = last.oldest_pass_start if last else None
+    passes = ("no replication pass completed since the wait began" if not pass_start
+              or pass_start < since else "replication passes completed")
+    raise ActivityFailed(f"Swift replication not caught up within {timeout_s:.0f} s "
+                         f"(last seen: {seen}; {passes})")
