@@ -66,7 +66,8 @@ class CephState:
             "degraded_objects": self.degraded_objects,
             "misplaced_objects": self.misplaced_objects,
             "fully_redundant": self.fully_redundant, "fault_seen": self.fault_seen,
-            "at_risk": self.at_risk,
+            "at_risk": self.at_risk, "down": self.num_osds - self.num_up_osds,
+            "summary": self.summary(),
         }
 
 

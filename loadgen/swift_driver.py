@@ -7,7 +7,8 @@ python-swiftclient: swiftclient retries and reconnects on its own, and the load
 must see each failure exactly once, classed by what the client saw:
 
 - the HTTP status of a non-2xx answer: "404", "503", "507", "401", ...
-- "timeout": the connect or a read timed out;
+- "timeout": the connect, or one read of the answer, timed out (the read timeout
+  bounds each wait for data, not the whole transfer);
 - "connection": refused, reset, closed mid-answer, unreachable host;
 - "aborted": close() gave up waiting and dropped the request.
 
@@ -154,8 +155,12 @@ class _Connection:
             kind = http.client.HTTPSConnection if endpoint.scheme == "https" \
                 else http.client.HTTPConnection
             conn = kind(endpoint.host, endpoint.port, timeout=self.connect_timeout_s)
-            conn.connect()  # under the connect timeout
-            conn.sock.settimeout(self.read_timeout_s)
+            try:
+                conn.connect()  # under the connect timeout
+                conn.sock.settimeout(self.read_timeout_s)
+            except BaseException:
+                conn.close()  # a TLS handshake that failed leaves the TCP socket open
+                raise
             self._conn, self._target = conn, target
             self.opened += 1
         return self._conn
@@ -399,7 +404,8 @@ class SwiftDriver:
         try:
             response = self._send(conn, request)
         except _Failure as failure:  # the auth it needed failed
-            self._finish(request.done, False, 0, failure.error_class, None)
+            error = "aborted" if self._abort.is_set() else failure.error_class
+            self._finish(request.done, False, 0, error, None)
             return
         except Exception as exc:
             error = "aborted" if self._abort.is_set() else exception_class(exc)
@@ -417,14 +423,16 @@ class SwiftDriver:
 
     def _send(self, conn: _Connection, request: _Request) -> _Response:
         token = self._auth.token()
-        for attempt in (1, 2):
-            path = token.storage.path_to(request.container, request.name)
-            response = conn.request(token.storage, request.method, path,
-                                    {"X-Auth-Token": token.value}, request.body)
-            if response.status != 401 or attempt == 2:
-                return response
-            token = self._auth.refresh(token)  # once per request, then the 401 is reported
-        raise AssertionError("unreachable")  # pragma: no cover
+        response = self._on(conn, token, request)
+        if response.status == 401:  # once per request; a second 401 is reported
+            response = self._on(conn, self._auth.refresh(token), request)
+        return response
+
+    @staticmethod
+    def _on(conn: _Connection, token: _Token, request: _Request) -> _Response:
+        path = token.storage.path_to(request.container, request.name)
+        return conn.request(token.storage, request.method, path,
+                            {"X-Auth-Token": token.value}, request.body)
 
     @staticmethod
     def _finish(done: Done, ok: bool, nbytes: int, error: str | None,

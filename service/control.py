@@ -13,7 +13,9 @@ record the same thing:
 
 Arguments (the control's provider `arguments`): `workload` (see
 loadgen.workload), `fault` (name of the fault activity; default the method's
-first action), `restore` (name of the restore activity), `tail_s` (default 10).
+first action), `restore` (name of the restore activity), `tail_s` (default 10),
+`api` (the load's API: "rados" or "swift"; default the cluster's native one, so
+"swift" on a Ceph cluster loads it through RGW's Swift API).
 """
 
 from __future__ import annotations
@@ -56,11 +58,12 @@ class RunControl:
         self.fault_name = arguments.get("fault") or _first_action(experiment)
         self.restore_name = arguments.get("restore")
         self.tail_s = float(arguments.get("tail_s", 10))
+        self.api = arguments.get("api") or ("rados" if self.cluster.kind == "ceph" else "swift")
+        self.driver = driver_for(self.cluster, self.workload, self.api)  # checks the api
         self.sessions = db.session_factory()
         self.recorder: RunRecorder | None = None
         self.sampler: ClusterSampler | None = None
         self.load: LoadSession | None = None
-        self.driver = None
         self.fault_ts: float | None = None
         self.restore_ts: float | None = None
         self.last_second: dict[str, float] = {}
@@ -73,12 +76,11 @@ class RunControl:
     def begin(self, experiment_path: str | None) -> None:
         self.recorder = RunRecorder.create(
             self.sessions, title=self.experiment.get("title", "untitled"),
-            cluster=self.cluster.name, cluster_kind=self.cluster.kind,
+            cluster=self.cluster.name, cluster_kind=self.cluster.kind, load_api=self.api,
             workload=self.workload.as_dict(), experiment_path=experiment_path)
         logger.info(f"Faultline run {self.run_id} on {self.cluster.name}")
         self.sampler = ClusterSampler(self.cluster, self.recorder.cluster_samples)
         self.sampler.start()
-        self.driver = driver_for(self.cluster, self.workload)
         self.driver.connect()
         # unique across databases too: runs of another database share the pool
         self.load = LoadSession(self.driver, self.workload, self._on_samples,
@@ -108,9 +110,7 @@ class RunControl:
             logger.info(
                 f"[run {self.run_id} {since}] load {self.last_second.get('ops', 0):.0f} ops/s, "
                 f"{self.last_second.get('errors', 0):.0f} errors | "
-                f"{state.get('health', '?')} {state.get('num_up_osds', '?')}/"
-                f"{state.get('num_osds', '?')} OSDs up, "
-                f"{state.get('degraded_objects', '?')} degraded objects")
+                f"{state.get('summary') or state.get('error') or 'no cluster sample yet'}")
 
     def wait_baseline(self) -> None:
         until = self.load.started_at + self.workload.ramp_s + self.workload.baseline_s
@@ -184,13 +184,13 @@ class RunControl:
         failed = [r.get("activity", {}).get("name") for r in (journal or {}).get("rollbacks", [])
                   if r.get("status") != "succeeded"]
         state = (self.sampler.latest or {}) if self.sampler else {}
-        down = state.get("num_osds", 0) - state.get("num_up_osds", 0)
+        down = state.get("down") or 0
         problems = []
         if failed:
             problems.append(f"rollback {', '.join(map(str, failed))} failed")
         if down > 0:
-            problems.append(f"{down} of {state['num_osds']} OSDs still down at the end of the "
-                            "run (see `faultline lab status`)")
+            problems.append(f"still down at the end of the run: {state.get('summary')} "
+                            "(see `faultline lab status`)")
         if not problems:
             return None
         message = "FAULT NOT RESTORED: " + "; ".join(problems)

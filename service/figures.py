@@ -46,27 +46,38 @@ def seconds_of(session: Session, run_id: int) -> list[Second]:
             for ts, a in sorted(acc.items())]
 
 
-def points_of(session: Session, run_id: int) -> list[ClusterPoint]:
+def _complete(state: dict[str, Any], restore: float | None) -> bool:
+    """Fully redundant with every daemon back.
+
+    Swift also needs a replication pass on every node that began after the restore:
+    one that began before it may have skipped the restored server.
+    """
+    if not state.get("fully_redundant"):
+        return False
+    if "num_osds" in state:
+        return state.get("num_up_osds") == state.get("num_in_osds") == state.get("num_osds")
+    started = state.get("oldest_pass_start")
+    return (state.get("down") == 0 and started is not None
+            and (restore is None or started >= restore))
+
+
+def points_of(session: Session, run_id: int, restore: float | None = None) -> list[ClusterPoint]:
     rows = session.execute(select(ClusterSample).where(ClusterSample.run_id == run_id)
                            .order_by(ClusterSample.ts)).scalars()
-    points = []
-    for r in rows:
-        s = r.state
-        complete = bool(s.get("fully_redundant")) and \
-            s.get("num_up_osds") == s.get("num_in_osds") == s.get("num_osds")
-        points.append(ClusterPoint(ts=r.ts, fault_seen=bool(s.get("fault_seen")),
-                                   fully_redundant=bool(s.get("fully_redundant")),
-                                   complete=complete, at_risk=bool(s.get("at_risk"))))
-    return points
+    return [ClusterPoint(ts=r.ts, fault_seen=bool(r.state.get("fault_seen")),
+                         fully_redundant=bool(r.state.get("fully_redundant")),
+                         complete=_complete(r.state, restore),
+                         at_risk=bool(r.state.get("at_risk")))
+            for r in rows]
 
 
 def compute(session: Session, run_id: int) -> dict[str, Any]:
     run = get_run(session, run_id)
     seconds = seconds_of(session, run_id)
-    points = points_of(session, run_id)
     restore = session.execute(select(Event.ts).where(Event.run_id == run_id,
                                                      Event.kind == "restored")
                               .order_by(Event.ts).limit(1)).scalar()
+    points = points_of(session, run_id, restore)
     ends = [s.ts + 1 for s in seconds] + [p.ts for p in points]
     timeline = Timeline(load_start=run.load_started_ts or (seconds[0].ts if seconds else 0.0),
                         fault=run.fault_ts, restore=restore,

@@ -24,6 +24,7 @@ class Run(Base):
     experiment_path: Mapped[str | None] = mapped_column(Text)
     cluster: Mapped[str] = mapped_column(String(200), index=True)
     cluster_kind: Mapped[str] = mapped_column(String(20))
+    load_api: Mapped[str | None] = mapped_column(String(20))  # rados, swift
     status: Mapped[str] = mapped_column(String(20), default="running", index=True)
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True),
                                                  server_default=func.now())

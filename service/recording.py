@@ -26,11 +26,12 @@ class RunRecorder:
 
     @classmethod
     def create(cls, sessions: sessionmaker[Session], *, title: str, cluster: str,
-               cluster_kind: str, workload: dict[str, Any],
+               cluster_kind: str, workload: dict[str, Any], load_api: str | None = None,
                experiment_path: str | None = None) -> RunRecorder:
         with sessions.begin() as session:
             run = Run(title=title, cluster=cluster, cluster_kind=cluster_kind,
-                      workload=workload, experiment_path=experiment_path, status="running")
+                      load_api=load_api, workload=workload, experiment_path=experiment_path,
+                      status="running")
             session.add(run)
             session.flush()
             run_id = run.id

@@ -3,6 +3,11 @@
 Ceph: the mon's `status` through python-rados (health, OSDs up/in, PG states,
 degraded and misplaced objects). The mgr prometheus module lags 9-19 s, too
 slow for recovery timing, so it is not used here.
+
+Swift: recon and healthchecks of every storage server and the handoff partitions
+of every device (over SSH) once a second; the dispersion report takes about a
+second of CPU, so it runs back to back in its own thread (a fresh one every
+~2-3 s) and each sample carries the latest finished report.
 """
 
 from __future__ import annotations
@@ -11,22 +16,83 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from clusters.ceph_admin import CephAdmin
 from clusters.exceptions import ClusterError
 from clusters.inventory import Cluster
+from clusters.swift_admin import Dispersion, SwiftAdmin
 
 log = logging.getLogger(__name__)
 
 Sink = Callable[[list[tuple[float, str, dict[str, Any]]]], None]
 
 
+class StateSource(Protocol):
+    def connect(self) -> None: ...
+    def state(self) -> dict[str, Any]: ...
+    def close(self) -> None: ...
+
+
+class CephSource:
+    def __init__(self, cluster: Cluster):
+        self._admin = CephAdmin.for_cluster(cluster, timeout=5)
+
+    def connect(self) -> None:
+        self._admin.connect()
+
+    def state(self) -> dict[str, Any]:
+        return self._admin.state().as_dict()
+
+    def close(self) -> None:
+        self._admin.close()
+
+
+class SwiftSource:
+    DISPERSION_PAUSE_S = 1.0  # between two reports, so the CPU is not all the report's
+
+    def __init__(self, cluster: Cluster):
+        self._admin = SwiftAdmin(cluster, timeout=2.0)
+        self._dispersion: Dispersion | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def connect(self) -> None:
+        self._admin.ring_facts()  # a cluster whose rings cannot be read fails here
+        self._thread = threading.Thread(target=self._dispersion_loop,
+                                        name="faultline-dispersion", daemon=True)
+        self._thread.start()
+
+    def _dispersion_loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self._dispersion = self._admin.dispersion(timeout_s=30)
+            except ClusterError as exc:  # e.g. the proxy is the fault: no report
+                log.debug(f"no dispersion report: {exc}")
+                self._dispersion = None
+            self._stop.wait(self.DISPERSION_PAUSE_S)
+
+    def state(self) -> dict[str, Any]:
+        return self._admin.state(dispersion=self._dispersion).as_dict()
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        self._admin.close()
+
+
+def state_source(cluster: Cluster) -> StateSource:
+    if cluster.kind == "ceph":
+        return CephSource(cluster)
+    if cluster.kind == "swift":
+        return SwiftSource(cluster)
+    raise ClusterError(f"no cluster sampler for a {cluster.kind} cluster ({cluster.name})")
+
+
 class ClusterSampler:
     def __init__(self, cluster: Cluster, sink: Sink, interval_s: float = 1.0,
                  flush_every_s: float = 3.0):
-        if cluster.kind != "ceph":
-            raise ValueError(f"no sampler for a {cluster.kind} cluster yet")
         self.cluster = cluster
         self.sink = sink
         self.interval_s = interval_s
@@ -35,10 +101,10 @@ class ClusterSampler:
         self._pending: list[tuple[float, str, dict[str, Any]]] = []
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._admin = CephAdmin.for_cluster(cluster, timeout=5)
+        self._source = state_source(cluster)
 
     def start(self) -> None:
-        self._admin.connect()
+        self._source.connect()
         self._thread = threading.Thread(target=self._run, name="faultline-sampler", daemon=True)
         self._thread.start()
 
@@ -47,7 +113,7 @@ class ClusterSampler:
         if self._thread is not None:
             self._thread.join()
         self._flush()
-        self._admin.close()
+        self._source.close()
 
     def _run(self) -> None:
         next_at = time.monotonic()
@@ -55,7 +121,7 @@ class ClusterSampler:
         while not self._stop.is_set():
             before = time.time()
             try:
-                state = self._admin.state().as_dict()
+                state = self._source.state()
                 health = state["health"]
             except ClusterError as exc:
                 state, health = {"error": str(exc)}, "UNREACHABLE"
