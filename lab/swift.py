@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 
 from clusters import inventory
 from clusters.paths import default_inventory
+from clusters.swift_admin import SwiftAdmin
 
 from . import disks, netns, procs, sshd, swift_layout, swift_rings
 from .ceph_layout import LabError
@@ -241,6 +242,17 @@ def _release_disks(lab: SwiftLab) -> None:
         disks.detach(device)
 
 
+def _populate_dispersion_once(lab: SwiftLab) -> None:
+    """The dispersion report needs its sample objects: written once per lab, after the rings."""
+    marker = lab.home / "dispersion-populated"
+    if marker.exists():
+        return
+    cluster = inventory.load_cluster(default_inventory(), CLUSTER_NAME)
+    with SwiftAdmin(cluster) as admin:
+        admin.populate_dispersion()
+    marker.write_text(f"{time.time()}\n")
+
+
 def up(home: Path | None = None, timeout: float = HEALTH_TIMEOUT) -> dict[str, Any]:
     """Bring the Swift lab up (idempotent) and wait until a PUT/GET through the proxy works."""
     lab = lab_at(home)
@@ -267,6 +279,7 @@ def up(home: Path | None = None, timeout: float = HEALTH_TIMEOUT) -> dict[str, A
     smoke_test(lab, timeout)
     ready = time.monotonic()
     inventory.write_cluster(default_inventory(), CLUSTER_NAME, inventory_spec(lab))
+    _populate_dispersion_once(lab)
     return {"mode": "cold" if fresh else "warm", "home": str(lab.home),
             "seconds_to_daemons": round(daemons_started - started, 1),
             "seconds_to_first_put_get": round(ready - started, 1),

@@ -54,10 +54,9 @@ class CompareError(ValueError):
 def load_api(run: Run) -> str:
     """The API the run's load went through: 'rados', 'swift' or 's3'.
 
-    The one place that knows where a run keeps it: the figures' "api" if recorded,
-    else the cluster kind's native API.
+    Runs recorded before the column existed went through the cluster kind's native API.
     """
-    return (run.figures or {}).get("api") or DEFAULT_API.get(run.cluster_kind, run.cluster_kind)
+    return run.load_api or DEFAULT_API.get(run.cluster_kind, run.cluster_kind)
 
 
 def fault_of(run: Run) -> str | None:
@@ -74,12 +73,14 @@ def run_entry(run: Run) -> dict[str, Any]:
 
 
 def unrecorded_entry(*, name: str, title: str, cluster: str, cluster_kind: str,
-                     workload: dict[str, Any], error: str) -> dict[str, Any]:
+                     workload: dict[str, Any], error: str,
+                     api: str | None = None) -> dict[str, Any]:
     """An entry for an experiment that failed before it recorded a run: every figure n/a."""
     entry: dict[str, Any] = {
         "run_id": None, "name": name, "title": title, "cluster": cluster,
         "cluster_kind": cluster_kind, "status": "failed", "started_at": None, "ended_at": None,
-        "workload": workload, "error": error, "api": DEFAULT_API.get(cluster_kind, cluster_kind),
+        "workload": workload, "error": error,
+        "api": api or DEFAULT_API.get(cluster_kind, cluster_kind),
         "fault": None, "verify": None, "note": NOTES.get(cluster_kind),
     }
     for key in FIGURE_KEYS:
@@ -129,7 +130,7 @@ def _reason(entry: dict[str, Any], key: str) -> str | None:
 
 def label(entry: dict[str, Any]) -> str:
     return f"run {entry['run_id']}" if entry.get("run_id") is not None \
-        else str(entry.get("name") or "unrecorded run")
+        else f"{entry.get('name') or 'an experiment'} (no run recorded)"
 
 
 def caveats(entries: list[dict[str, Any]]) -> list[str]:
@@ -159,7 +160,7 @@ def caveats(entries: list[dict[str, Any]]) -> list[str]:
     for e in entries:
         if e.get("status") != "completed":
             why = f": {e['error']}" if e.get("error") else ""
-            out.append(f"{label(e)} is {e.get('status')}, not completed{why}; "
+            out.append(f"{label(e)} did not complete (status {e.get('status')}){why}; "
                        "its figures may be missing or incomplete.")
     return out
 

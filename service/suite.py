@@ -66,6 +66,7 @@ class SuiteRun:
     cluster_kind: str
     title: str
     workload: dict[str, Any]
+    api: str | None = None  # the control's "api" argument, if the experiment names one
 
 
 @dataclass(frozen=True)
@@ -166,8 +167,10 @@ def _check_run(i: int, entry: Any, names: set[str], clusters: dict[str, str] | N
                         f"(known: {', '.join(sorted(clusters)) or 'none'})")
     if len(problems) > before or clusters is None:
         return None
+    api = experiments.faultline_control(experiment)["provider"].get("arguments", {}).get("api")
     return SuiteRun(name=name, experiment=path, cluster=cluster, cluster_kind=clusters[cluster],
-                    title=experiment.get("title", "untitled"), workload=workload)
+                    title=experiment.get("title", "untitled"), workload=workload,
+                    api=api if isinstance(api, str) else None)
 
 
 def _check_experiment(where: str, path: str,
@@ -203,12 +206,14 @@ def _configured_cluster(experiment: dict[str, Any]) -> str | None:
 
 
 def run_suite(suite: Suite, sessions: sessionmaker[Session],
-              runner: Runner = experiments.run) -> dict[str, Any]:
+              runner: Runner | None = None) -> dict[str, Any]:
     """Run each experiment in turn (a failure does not stop the others); compare the runs.
 
     Returns the suite's title, one outcome per entry (run id, status, error), `ok`
     (every run completed) and the comparison of the runs, failed ones included.
+    `runner` runs one experiment file (default: service.experiments.run).
     """
+    runner = runner or experiments.run
     outcomes = []
     for item in suite.runs:
         logger.info(f"Suite {suite.title!r}: {item.name} ({item.experiment} on {item.cluster})")
@@ -230,7 +235,8 @@ def run_suite(suite: Suite, sessions: sessionmaker[Session],
             if outcome["run_id"] is None:
                 entry = unrecorded_entry(name=item.name, title=item.title, cluster=item.cluster,
                                          cluster_kind=item.cluster_kind,
-                                         workload=item.workload, error=outcome["error"])
+                                         workload=item.workload, error=outcome["error"],
+                                         api=item.api)
             else:
                 entry = {**run_entry(get_run(session, outcome["run_id"])), "name": item.name}
             outcome["status"] = entry["status"]

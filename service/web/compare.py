@@ -38,7 +38,7 @@ def show():
     except RunNotFound as exc:
         abort(404, description=str(exc))
     except CompareError as exc:
-        abort(400, description=f"{exc}: tick at least two runs on the run list")
+        abort(400, description=str(exc))
     series = [{"run_id": e["run_id"], "url": url_for("runs.series", run_id=e["run_id"]),
                "label": f"run {e['run_id']} · {e['cluster']} ({e['cluster_kind']}, {e['api']})"}
               for e in data["runs"]]

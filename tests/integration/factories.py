@@ -1,0 +1,52 @@
+"""Small factories for stored runs: a Run with its fault events and per-second load."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from service.models import Event, LoadSample, Run
+
+START = 1_700_000_000.0
+WORKLOAD = {"rate": 100, "object_size": 4096, "mix": {"read": 80, "write": 15, "delete": 5},
+            "ramp_s": 0}
+
+
+def make_run(session: Session, *, kind: str = "ceph", cluster: str | None = None,
+             title: str = "kill one process", status: str = "completed",
+             figures: dict[str, Any] | None = None, workload: dict[str, Any] | None = None,
+             fault: str | None = "kill-osd", dip_ops: int = 0, seconds: int = 60,
+             error: str | None = None, load_api: str | None = None) -> Run:
+    """A finished run: `seconds` of 100 ops/s read load, the fault at 30 s (3 s at
+    `dip_ops`), restored at 45 s. Committed, since the app and the CLI read it."""
+    fault_ts = START + 30.0 if fault else None
+    run = Run(title=title, cluster=cluster or f"lab-{kind}", cluster_kind=kind, status=status,
+              load_api=load_api,
+              workload=dict(workload or WORKLOAD), load_started_ts=START, fault_ts=fault_ts,
+              figures=figures, error=error)
+    session.add(run)
+    session.flush()
+    for s in range(seconds):
+        ops = dip_ops if fault and 30 <= s < 33 else 100
+        session.add(LoadSample(run_id=run.id, ts=START + s, op="read", ops=ops,
+                               bytes=ops * 4096, errors=0, errors_by_class={}, missed=0,
+                               histogram=""))
+    if fault:
+        session.add(Event(run_id=run.id, ts=fault_ts, kind="fault_injected",
+                          detail={"name": fault}))
+        session.add(Event(run_id=run.id, ts=START + 45.0, kind="restored",
+                          detail={"name": "restore"}))
+    session.commit()
+    return run
+
+
+def figures(**values: Any) -> dict[str, Any]:
+    """A run's stored figures: the given values, every other figure None with a reason."""
+    from service.report import FIGURE_KEYS
+
+    out: dict[str, Any] = {k: values.get(k) for k in FIGURE_KEYS}
+    out.update({k: v for k, v in values.items() if k not in FIGURE_KEYS})
+    out["reasons"] = {k: f"{k} was not measured in this test" for k in FIGURE_KEYS
+                      if out[k] is None}
+    return out

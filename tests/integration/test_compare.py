@@ -1,0 +1,284 @@
+"""Comparing stored runs, `faultline compare` and `faultline suite`, on a real PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from factories import figures, make_run
+from sqlalchemy import delete, func, select
+
+from clusters.exceptions import NodeUnreachable
+from service import db, experiments
+from service.cli import main
+from service.compare import RGW_PATH, SELF_HEALING, CompareError, compare
+from service.figures import RunNotFound
+from service.models import Run
+
+REPO = Path(__file__).resolve().parents[2]
+CEPH_EXPERIMENT = "experiments/ceph-kill-osd.json"
+
+
+@pytest.fixture
+def sessions(database_url):
+    return db.session_factory(database_url)
+
+
+@pytest.fixture
+def made(sessions):
+    """Runs made by a test, deleted afterwards (with everything they recorded)."""
+    ids: list[int] = []
+    yield ids
+    with sessions.begin() as session:
+        session.execute(delete(Run).where(Run.id.in_(ids)))
+
+
+@pytest.fixture
+def three_runs(sessions, made) -> list[int]:
+    """Kill one process three ways: librados, the Swift API through RGW, Swift."""
+    with sessions() as session:
+        runs = [
+            make_run(session, figures=figures(baseline_ops=100.0, time_to_detect_s=1.0,
+                                              time_to_full_redundancy_s=42.5, lost_objects=0)),
+            make_run(session, load_api="swift", figures=figures(baseline_ops=99.0,
+                                              time_to_detect_s=1.5, lost_objects=0)),
+            make_run(session, kind="swift", fault="kill-object-server",
+                     figures=figures(baseline_ops=98.0, time_to_detect_s=3.0,
+                                     time_to_full_redundancy_after_restore_s=20.0,
+                                     lost_objects=0)),
+        ]
+        made += [r.id for r in runs]
+    return list(made)
+
+
+def test_compare_gives_each_run_report_and_the_figures_side_by_side(sessions, three_runs):
+    with sessions() as session:
+        data = compare(session, three_runs)
+
+    assert data["run_ids"] == three_runs
+    assert [r["api"] for r in data["runs"]] == ["rados", "swift", "swift"]
+    assert [r["fault"] for r in data["runs"]] == ["kill-osd", "kill-osd", "kill-object-server"]
+    assert [c["value"] for c in data["table"]["baseline_ops"]] == [100.0, 99.0, 98.0]
+    assert data["table"]["time_to_full_redundancy_s"][2] == {
+        "value": None, "reason": "time_to_full_redundancy_s was not measured in this test"}
+    assert SELF_HEALING in data["caveats"] and RGW_PATH in data["caveats"]
+
+
+def test_compare_keeps_the_order_given(sessions, three_runs):
+    with sessions() as session:
+        data = compare(session, list(reversed(three_runs)))
+
+    assert data["run_ids"] == list(reversed(three_runs))
+
+
+def test_compare_names_every_run_that_does_not_exist(sessions, three_runs):
+    with sessions() as session, pytest.raises(RunNotFound) as caught:
+        compare(session, [three_runs[0], 987654, 987655])
+
+    assert str(caught.value) == "runs 987654, 987655 do not exist"
+
+
+def test_compare_refuses_fewer_than_two_different_runs(sessions, three_runs):
+    with sessions() as session, pytest.raises(CompareError) as caught:
+        compare(session, [three_runs[0], three_runs[0]])
+
+    assert str(caught.value) == "a comparison needs at least two different runs, got 1"
+
+
+def test_cli_compare_prints_one_column_per_run(database_url, three_runs):
+    result = CliRunner().invoke(main, ["compare", *map(str, three_runs)],
+                                env={"DATABASE_URL": database_url})
+
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["run", *map(str, three_runs)]
+    assert lines[1].split() == ["cluster", "lab-ceph", "lab-ceph", "lab-swift"]
+    assert lines[3].split() == ["api", "rados", "swift", "swift"]
+    assert next(line for line in lines if line.startswith("baseline_ops")).split() == [
+        "baseline_ops", "100.0", "ops/s", "99.0", "ops/s", "98.0", "ops/s"]
+    assert "Caveats:" in result.stdout
+    assert (f"  run {three_runs[2]} time_to_full_redundancy_s: time_to_full_redundancy_s was "
+            "not measured in this test") in lines
+
+
+def test_cli_compare_json_is_the_comparison(database_url, three_runs):
+    result = CliRunner().invoke(main, ["compare", *map(str, three_runs[:2]), "--json"],
+                                env={"DATABASE_URL": database_url})
+
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["run_ids"] == three_runs[:2]
+    assert data["caveats"][-1] == RGW_PATH
+    assert data["table"]["time_to_detect_s"] == [{"value": 1.0, "reason": None},
+                                                 {"value": 1.5, "reason": None}]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["987654", "987655"], "error: runs 987654, 987655 do not exist"),
+    (["987654"], "error: a comparison needs at least two different runs, got 1"),
+    ([], "error: a comparison needs at least two different runs, got 0"),
+])
+def test_cli_compare_refuses_bad_run_ids(database_url, args, message):
+    result = CliRunner().invoke(main, ["compare", *args], env={"DATABASE_URL": database_url})
+
+    assert result.exit_code == 2
+    assert result.stderr.strip() == message
+
+
+# --- suites ---------------------------------------------------------------------------------
+
+INVENTORY = {"clusters": {
+    "lab-ceph": {"kind": "ceph", "nodes": [{"name": "n1", "address": "10.0.0.1"}],
+                 "client": {"conf": "/etc/ceph/ceph.conf"}},
+    "lab-swift": {"kind": "swift", "nodes": [{"name": "n1", "address": "10.0.0.2"}]},
+}}
+
+
+@pytest.fixture
+def suite_dir(tmp_path, monkeypatch):
+    """An inventory and some broken experiment files; the current directory is the repo."""
+    monkeypatch.chdir(REPO)
+    (tmp_path / "inventory.json").write_text(json.dumps(INVENTORY))  # YAML reads JSON
+    experiment = json.loads((REPO / CEPH_EXPERIMENT).read_text())
+    bad_rate = json.loads(json.dumps(experiment))
+    bad_rate["controls"][0]["provider"]["arguments"]["workload"]["rate"] = -5
+    (tmp_path / "bad-rate.json").write_text(json.dumps(bad_rate))
+    no_control = {k: v for k, v in experiment.items() if k != "controls"}
+    (tmp_path / "no-control.json").write_text(json.dumps(no_control))
+    (tmp_path / "not-experiment.json").write_text(json.dumps({"title": "t"}))
+    return tmp_path
+
+
+def _entries(*pairs: tuple[str, str], **extra) -> list[dict]:
+    return [{"name": name, "experiment": path, **extra} for name, path in pairs]
+
+
+GOOD = _entries(("a", CEPH_EXPERIMENT), ("b", CEPH_EXPERIMENT))
+
+SUITE_CASES = [
+    ("not-json", "{ nope",
+     "suite file {suite} is not valid JSON: Expecting property name enclosed in double "
+     "quotes: line 1 column 3 (char 2)"),
+    ("not-an-object", [], "invalid suite {suite}: expected a JSON object with 'title' and 'runs'"),
+    ("keys", {"titel": "x", "runs": GOOD},
+     "invalid suite {suite}: unknown key 'titel'; missing key 'title'"),
+    ("no-runs", {"title": "x"}, "invalid suite {suite}: missing key 'runs'"),
+    ("one-run", {"title": "x", "runs": GOOD[:1]},
+     "invalid suite {suite}: 'runs' must be a list of at least two runs to compare"),
+    ("entry-keys", {"title": "x", "runs": [{"name": "a", "file": CEPH_EXPERIMENT},
+                                           "b", GOOD[1]]},
+     "invalid suite {suite}: runs[0] (a): unknown key 'file'; runs[0] (a): missing key "
+     "'experiment'; runs[1] must be an object with 'name' and 'experiment'"),
+    ("same-name", {"title": "x", "runs": GOOD + GOOD[:1]},
+     "invalid suite {suite}: runs[2] (a): the name 'a' is used twice"),
+    ("missing-file", {"title": "x", "runs": _entries(("a", "experiments/nope.json"),
+                                                       ("b", CEPH_EXPERIMENT))},
+     "invalid suite {suite}: runs[0] (a): experiment file experiments/nope.json does not "
+     "exist (relative paths are taken from the current directory, {repo})"),
+    ("bad-experiments", {"title": "x", "runs": _entries(
+        ("rate", "{tmp}/bad-rate.json"), ("control", "{tmp}/no-control.json"),
+        ("invalid", "{tmp}/not-experiment.json"))},
+     "invalid suite {suite}: runs[0] (rate): {tmp}/bad-rate.json: invalid workload: rate "
+     "must be > 0, not -5; runs[1] (control): {tmp}/no-control.json declares no "
+     "service.control control, so Faultline would record nothing; runs[2] (invalid): "
+     "{tmp}/not-experiment.json is not a valid experiment: {invalid}"),
+    ("unknown-cluster", {"title": "x", "runs": [GOOD[0], {**GOOD[1], "cluster": "lab-nope"}]},
+     "invalid suite {suite}: runs[1] (b): unknown cluster 'lab-nope' (known: lab-ceph, "
+     "lab-swift)"),
+]
+
+
+@pytest.mark.parametrize(("name", "content", "message"), SUITE_CASES,
+                         ids=[c[0] for c in SUITE_CASES])
+def test_a_bad_suite_is_refused_with_one_message_and_nothing_runs(
+        name, content, message, suite_dir, database_url, monkeypatch):
+    ran = []
+    monkeypatch.setattr(experiments, "run", lambda *args: ran.append(args))
+    suite = suite_dir / f"{name}.json"
+    text = content if isinstance(content, str) else json.dumps(content)
+    suite.write_text(text.replace("{tmp}", str(suite_dir)))
+    try:
+        experiments.load(suite_dir / "not-experiment.json")
+    except experiments.ExperimentError as exc:
+        invalid = str(exc).split("is not a valid experiment: ", 1)[1]
+    before = _run_count(database_url)
+
+    result = CliRunner().invoke(main, ["suite", str(suite), "--inventory",
+                                       str(suite_dir / "inventory.json")],
+                                env={"DATABASE_URL": database_url})
+
+    assert result.exit_code == 2
+    assert result.stderr.strip() == "error: " + message.format(
+        suite=suite, repo=REPO, tmp=suite_dir, invalid=invalid)
+    assert ran == []
+    assert _run_count(database_url) == before
+
+
+def test_a_missing_suite_file_is_refused(suite_dir, database_url):
+    result = CliRunner().invoke(main, ["suite", "suites/absent.json"],
+                                env={"DATABASE_URL": database_url})
+
+    assert result.exit_code == 2
+    assert result.stderr.strip() == "error: suite file suites/absent.json does not exist"
+
+
+def test_a_suite_without_an_inventory_is_refused(suite_dir, database_url):
+    suite = suite_dir / "suite.json"
+    suite.write_text(json.dumps({"title": "x", "runs": GOOD}))
+
+    result = CliRunner().invoke(main, ["suite", str(suite), "--inventory",
+                                       str(suite_dir / "absent.yaml")],
+                                env={"DATABASE_URL": database_url})
+
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        f"error: invalid suite {suite}: inventory {suite_dir / 'absent.yaml'} does not exist "
+        "(run `faultline lab up` or set FAULTLINE_INVENTORY)")
+
+
+def test_a_failed_run_still_appears_in_the_suite_comparison_and_fails_the_suite(
+        suite_dir, database_url, sessions, made, monkeypatch):
+    # A stand-in for the lab: the first experiment records a run, the second cannot start.
+    calls = []
+
+    def run(path, cluster, inventory):
+        calls.append((path, cluster, inventory))
+        if len(calls) == 2:
+            raise NodeUnreachable("node n1 (10.0.0.2:22) is unreachable")
+        with sessions() as session:
+            made.append(make_run(session, figures=figures(baseline_ops=100.0)).id)
+        return {"status": "completed", "faultline_run_id": made[-1]}
+
+    monkeypatch.setattr(experiments, "run", run)
+    suite = suite_dir / "suite.json"
+    inventory = str(suite_dir / "inventory.json")
+    suite.write_text(json.dumps({"title": "Kill one process", "runs": [
+        GOOD[0], {"name": "swift", "experiment": CEPH_EXPERIMENT, "cluster": "lab-swift"}]}))
+
+    result = CliRunner().invoke(main, ["suite", str(suite), "--inventory", inventory,
+                                       "--json"], env={"DATABASE_URL": database_url})
+
+    assert result.exit_code == 1, result.output
+    assert calls == [(CEPH_EXPERIMENT, "lab-ceph", inventory),
+                     (CEPH_EXPERIMENT, "lab-swift", inventory)]
+    data = json.loads(result.stdout)
+    assert data["ok"] is False
+    assert data["runs"][1] == {"name": "swift", "experiment": CEPH_EXPERIMENT,
+                               "cluster": "lab-swift", "run_id": None, "status": "failed",
+                               "error": "node n1 (10.0.0.2:22) is unreachable"}
+    comparison = data["comparison"]
+    assert comparison["run_ids"] == [made[0], None]
+    assert [r["name"] for r in comparison["runs"]] == ["a", "swift"]
+    assert comparison["table"]["baseline_ops"] == [
+        {"value": 100.0, "reason": None},
+        {"value": None, "reason": "the experiment failed before Faultline recorded a run"}]
+    assert comparison["caveats"][-1] == (
+        "swift (no run recorded) did not complete (status failed): node n1 (10.0.0.2:22) is "
+        "unreachable; its figures may be missing or incomplete.")
+
+
+def _run_count(url: str) -> int:
+    with db.session_factory(url)() as session:
+        return session.execute(select(func.count(Run.id))).scalar_one()

@@ -1,0 +1,115 @@
+"""The comparison page, served by the real app from a real PostgreSQL, seen by Chromium."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from factories import figures, make_run
+from playwright.sync_api import sync_playwright
+from sqlalchemy import delete
+from werkzeug.serving import make_server
+
+from service import db
+from service.compare import SELF_HEALING
+from service.models import Run
+from service.web import create_app
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.fixture
+def two_runs(database_url) -> list[int]:
+    """A Ceph run (librados) and a Swift run of the same fault class, deleted afterwards."""
+    sessions = db.session_factory(database_url)
+    with sessions() as session:
+        ids = [make_run(session, title="ceph kill osd", dip_ops=0,
+                        figures=figures(baseline_ops=100.0, time_to_detect_s=1.0,
+                                        lost_objects=0)).id,
+               make_run(session, kind="swift", title="swift kill object server", dip_ops=50,
+                        fault="kill-object-server",
+                        figures=figures(baseline_ops=98.5, time_to_detect_s=4.0,
+                                        lost_objects=0)).id]
+    yield ids
+    with sessions.begin() as session:
+        session.execute(delete(Run).where(Run.id.in_(ids)))
+
+
+@pytest.fixture
+def server(database_url):
+    app = create_app({"DATABASE_URL": database_url})
+    httpd = make_server("127.0.0.1", 0, app)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_port}"
+    httpd.shutdown()
+    thread.join()
+
+
+def test_ticked_runs_are_compared_on_one_chart_with_their_figures(two_runs, server, tmp_path):
+    ceph, swift = two_runs
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        try:
+            page = browser.new_page()
+            page.goto(f"{server}/")
+            page.check(f"#runs input[name='runs'][value='{ceph}']")
+            page.check(f"#runs input[name='runs'][value='{swift}']")
+            page.click("#compare button[type='submit']")
+            page.wait_for_selector("#throughput[data-ready='1']", timeout=15_000)
+            assert page.url.endswith(f"/compare?runs={swift}&runs={ceph}")  # list is newest first
+            chart = page.evaluate("""() => {
+                const chart = Chart.getChart(document.getElementById('throughput'));
+                return chart.data.datasets.map(d => ({label: d.label, n: d.data.length,
+                                                      first: d.data[0], dip: d.data[30]}));
+            }""")
+            assert [d["label"] for d in chart] == [
+                f"run {swift} · lab-swift (swift, swift)", f"run {ceph} · lab-ceph (ceph, rados)"]
+            assert [d["n"] for d in chart] == [60, 60]
+            # x is seconds from each run's fault: the dip of each run is at 0
+            assert [d["first"] for d in chart] == [{"x": -30, "y": 100}, {"x": -30, "y": 100}]
+            assert [d["dip"] for d in chart] == [{"x": 0, "y": 50}, {"x": 0, "y": 0}]
+            assert page.inner_text(f"[data-run='{ceph}'][data-figure='baseline_ops']") == \
+                "100.0 ops/s"
+            assert page.inner_text(f"[data-run='{swift}'][data-figure='baseline_ops']") == \
+                "98.5 ops/s"
+            assert page.inner_text(f"[data-run='{swift}'][data-figure='time_to_detect_s']") == \
+                "4.000 s"
+            assert page.inner_text(f"[data-run='{swift}'][data-field='api']") == "swift"
+            assert SELF_HEALING in page.inner_text("#caveats")
+            painted = page.evaluate("""() => {
+                const c = document.getElementById('throughput');
+                const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+                let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++;
+                return n; }""")
+            assert painted > 1000
+            page.screenshot(path=str(tmp_path / "compare.png"), full_page=True)
+        finally:
+            browser.close()
+
+
+def test_comma_separated_ids_keep_their_order(two_runs, database_url):
+    ceph, swift = two_runs
+    client = create_app({"DATABASE_URL": database_url}).test_client()
+
+    response = client.get(f"/compare?runs={ceph},{swift}")
+
+    assert response.status_code == 200
+    html = response.get_data(as_text=True)
+    assert html.index(f"/runs/{ceph}/series.json") < html.index(f"/runs/{swift}/series.json")
+
+
+@pytest.mark.parametrize(("query", "status", "message"), [
+    ("runs={ceph},987654", 404, "run 987654 does not exist"),
+    ("runs={ceph}", 400, "a comparison needs at least two different runs, got 1"),
+    ("", 400, "a comparison needs at least two different runs, got 0"),
+    ("runs={ceph},abc", 400, "&#39;abc&#39; is not a run id"),
+])
+def test_bad_comparisons_are_refused(two_runs, database_url, query, status, message):
+    client = create_app({"DATABASE_URL": database_url}).test_client()
+
+    response = client.get("/compare?" + query.format(ceph=two_runs[0]))
+
+    assert response.status_code == status
+    assert message in response.get_data(as_text=True)
