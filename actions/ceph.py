@@ -25,6 +25,12 @@ def _osd(cluster: Cluster, osd_id: int) -> Service:
         raise ActivityFailed(str(exc)) from None
 
 
+def check_arguments(func: str, arguments: dict, cluster: Cluster) -> None:
+    """Before a run: a named OSD is in the inventory."""
+    if func in ("kill_osd", "start_osd") and arguments.get("osd_id", -1) >= 0:
+        _osd(cluster, arguments["osd_id"])
+
+
 def kill_osd(osd_id: int = -1, configuration: dict = None) -> dict:
     """Kill one OSD daemon with SIGKILL, as a crash would: the named one, or a random
     running one when osd_id is -1. Returns the OSD id, its node and the PID killed."""

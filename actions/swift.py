@@ -17,7 +17,7 @@ from clusters import services
 from clusters.config import cluster_from_configuration
 from clusters.exceptions import ClusterError
 from clusters.inventory import Cluster, Service
-from clusters.swift_admin import DEFAULT_PORTS
+from clusters.swift_admin import DEFAULT_PORTS, SwiftAdmin
 
 __all__ = ["kill_server", "start_server"]
 
@@ -37,6 +37,24 @@ def _service(cluster: Cluster, server: str, node: str) -> Service:
         return cluster.service(f"{server}-server.{node}")
     except ClusterError as exc:
         raise ActivityFailed(str(exc)) from None
+
+
+def check_arguments(func: str, arguments: dict, cluster: Cluster) -> None:
+    """Before a run: the server exists and its node holds a device of the ring."""
+    if func not in ("kill_server", "start_server"):
+        return
+    server, node = arguments.get("server", "object"), arguments.get("node", "node1")
+    _service(cluster, server, node)
+    if server == "proxy":
+        return
+    address = cluster.node(node).address
+    try:
+        with SwiftAdmin(cluster) as admin:
+            in_ring = any(d.ip == address for d in admin.ring_facts().devices[server])
+    except ClusterError as exc:
+        raise ActivityFailed(str(exc)) from None
+    if not in_ring:
+        raise ActivityFailed(f"node {node} ({address}) holds no device of the {server} ring")
 
 
 def kill_server(server: str = "object", node: str = "node1",

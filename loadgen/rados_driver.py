@@ -47,6 +47,17 @@ class RadosDriver:
         except rados.Error as exc:
             raise DriverError(f"cannot open pool {self.pool!r}: {exc}") from None
 
+    def check_access(self) -> None:
+        """Connect and look the pool up; changes nothing. DriverError if that fails."""
+        try:
+            self._cluster.connect(timeout=15)
+            if not self._cluster.pool_exists(self.pool):
+                raise DriverError(f"pool {self.pool!r} does not exist")
+        except rados.Error as exc:
+            raise DriverError(f"cannot reach the Ceph cluster: {exc}") from None
+        finally:
+            self._cluster.shutdown()
+
     def close(self) -> None:
         for ioctx in self._ioctx.values():
             ioctx.close()

@@ -325,6 +325,26 @@ class SwiftDriver:
                 self._workers.append(worker)
                 worker.start()
 
+    def check_access(self) -> None:
+        """Authenticate and HEAD the account; changes nothing. DriverError if refused."""
+        try:
+            token = self._auth.token()
+        except _Failure as failure:
+            raise DriverError(failure.message) from None
+        storage = token.storage
+        conn = self._new_connection()
+        try:
+            response = conn.request(storage, "HEAD", storage.path,
+                                    {"X-Auth-Token": token.value})
+        except Exception as exc:
+            raise DriverError(f"cannot reach Swift storage at {storage.url}: "
+                              f"{_describe(exc)}") from None
+        finally:
+            conn.close()
+        if status_class(response.status):
+            raise DriverError(f"Swift storage at {storage.url} refused the account: "
+                              f"{response.status} {response.reason}")
+
     def _create_container(self, conn: _Connection, token: _Token, container: str) -> None:
         storage = token.storage
         try:

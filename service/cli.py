@@ -19,10 +19,11 @@ from loadgen.exceptions import LoadError
 from . import compare, db, experiments, figures, suite
 from .models import Run
 from .pgserver import DatabaseSetupError
+from .preflight import PreflightError
 from .report import format_report, report_dict
 
 USER_ERRORS = (ClusterError, LoadError, experiments.ExperimentError, figures.RunNotFound,
-               compare.CompareError, suite.SuiteError)
+               PreflightError, compare.CompareError, suite.SuiteError)
 # Errors of the machine or the lab: one clear line too, never a traceback.
 SETUP_ERRORS = (LabError, DaemonError, DatabaseSetupError, PermissionError,
                 subprocess.CalledProcessError)

@@ -32,13 +32,12 @@ from chaoslib.exceptions import InterruptExecution
 
 from clusters.config import cluster_from_configuration
 from clusters.exceptions import ClusterError
-from clusters.preflight import check_nodes_reachable
 from loadgen.drivers import driver_for
 from loadgen.exceptions import LoadError
 from loadgen.session import LoadSession
-from loadgen.workload import parse_workload
 
 from . import db, figures
+from .preflight import PreflightError, check_run
 from .recording import RunRecorder
 from .sampler import ClusterSampler
 
@@ -53,12 +52,11 @@ class RunControl:
     def __init__(self, experiment: dict, configuration: dict | None, arguments: dict):
         self.experiment = experiment
         self.cluster = cluster_from_configuration(configuration)
-        self.workload = parse_workload(arguments.get("workload"))
-        check_nodes_reachable(self.cluster)  # before anything starts or changes
+        # before anything starts or changes
+        self.workload, self.api = check_run(experiment, self.cluster, arguments)
         self.fault_name = arguments.get("fault") or _first_action(experiment)
         self.restore_name = arguments.get("restore")
         self.tail_s = float(arguments.get("tail_s", 10))
-        self.api = arguments.get("api") or ("rados" if self.cluster.kind == "ceph" else "swift")
         self.driver = driver_for(self.cluster, self.workload, self.api)  # checks the api
         self.sessions = db.session_factory()
         self.recorder: RunRecorder | None = None
@@ -227,7 +225,7 @@ def before_experiment_control(context: dict, configuration: dict = None,
     # would inject the fault with no load and no record: every failure must interrupt.
     try:
         control = RunControl(context, configuration, arguments)
-    except (ClusterError, LoadError) as exc:
+    except (ClusterError, LoadError, PreflightError) as exc:
         raise InterruptExecution(f"Faultline: {exc}") from None
     except Exception as exc:
         logger.exception("Faultline could not prepare the run")

@@ -17,8 +17,8 @@ from chaoslib.loader import load_experiment
 
 from clusters.inventory import Cluster, load_cluster
 from clusters.paths import default_cluster, default_inventory
-from clusters.preflight import check_nodes_reachable
-from loadgen.workload import parse_workload
+
+from .preflight import check_run
 
 CONTROL_MODULE = "service.control"
 ROLLBACK_ALWAYS = {"runtime": {"rollbacks": {"strategy": "always"}}}
@@ -59,8 +59,7 @@ def check(experiment: dict[str, Any], cluster: str | None = None,
     if control is None:
         raise ExperimentError(f"the experiment declares no {CONTROL_MODULE} control, so "
                               "Faultline would record nothing")
-    parse_workload(control["provider"].get("arguments", {}).get("workload"))
-    check_nodes_reachable(target)
+    check_run(experiment, target, control["provider"].get("arguments", {}))
     return target
 
 

@@ -16,14 +16,15 @@ import pytest
 from clusters.inventory import load_cluster
 from clusters.paths import default_inventory
 from lab import ceph as ceph_lab
+from lab import swift as swift_lab
 from service import db, pgserver
 
 REPO = Path(__file__).resolve().parents[2]
 TEST_DB = "faultline_test"
 
 
-def _lab_daemons_alive() -> bool:
-    status = ceph_lab.status()
+def _lab_daemons_alive(lab=ceph_lab) -> bool:
+    status = lab.status()
     return any(d.get("alive") for d in status.get("daemons", {}).values())
 
 
@@ -59,9 +60,21 @@ def ceph_cluster():
         _assert_nothing_left()
 
 
-def _assert_nothing_left() -> None:
-    left = {kind: items for kind, items in ceph_lab.leftovers().items() if items}
-    assert not left, f"the lab left things behind: {left}"
+@pytest.fixture(scope="session")
+def swift_cluster():
+    """The Swift lab, up and answering PUT/GET through its proxy; taken down after the suite
+    if the suite started it."""
+    was_up = _lab_daemons_alive(swift_lab)
+    swift_lab.up()
+    yield load_cluster(default_inventory(), "lab-swift")
+    if not was_up:
+        swift_lab.down(purge=True)
+        _assert_nothing_left(swift_lab)
+
+
+def _assert_nothing_left(lab=ceph_lab) -> None:
+    left = {kind: items for kind, items in lab.leftovers().items() if items}
+    assert not left, f"the {lab.__name__} lab left things behind: {left}"
 
 
 @pytest.fixture

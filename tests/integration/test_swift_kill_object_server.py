@@ -1,0 +1,61 @@
+"""Kill an object server of the real Swift lab under load with the stock `chaos run`, and
+check what was recorded in PostgreSQL."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, select
+from sqlalchemy.orm import Session
+
+from clusters.swift_admin import SwiftAdmin
+from service.models import ClusterSample, Run
+
+REPO = Path(__file__).resolve().parents[2]
+EXPERIMENT = REPO / "experiments" / "swift-kill-object-server.json"
+
+pytestmark = pytest.mark.lab
+
+
+def test_stock_chaos_run_records_an_object_server_kill(swift_cluster, database_url, env,
+                                                       tmp_path):
+    done = subprocess.run(
+        ["chaos", "--no-version-check", "run", "--rollback-strategy", "always",
+         "--journal-path", str(tmp_path / "journal.json"), str(EXPERIMENT)],
+        env={**env, "FAULTLINE_CLUSTER": "lab-swift"}, cwd=tmp_path, capture_output=True,
+        text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+
+    with Session(create_engine(database_url)) as session:
+        run = session.execute(select(Run).order_by(Run.id.desc()).limit(1)).scalar_one()
+        samples = session.execute(select(ClusterSample).where(ClusterSample.run_id == run.id)
+                                  .order_by(ClusterSample.ts)).scalars().all()
+        f = run.figures
+        assert run.status == "completed", (run.status, run.error)
+        assert run.cluster_kind == "swift" and run.load_api == "swift"
+        assert f["baseline_ops"] > 0
+        # errors by class are HTTP statuses, timeouts or connection errors, and add up
+        assert f["errors"] == sum(f["errors_by_class"].values())
+        assert set(f["errors_by_class"]) <= {"timeout", "connection", "auth"} | {
+            str(code) for code in range(300, 600)}
+        assert 0.0 <= f["throughput_drop"] <= f["worst_second_drop"] <= 1.0
+        # recon and the healthcheck show the dead server within seconds
+        assert f["time_to_detect_s"] is not None and f["time_to_detect_s"] < 10, f["reasons"]
+        # Swift does not rebuild elsewhere while a server is down: no redundancy until the
+        # restore, then the handoffs drain and every copy is back
+        assert f["time_to_full_redundancy_s"] is None
+        assert f["time_to_full_redundancy_after_restore_s"] is not None, f["reasons"]
+        assert f["data_at_risk_s"] > 0
+        assert f["lost_objects"] == 0 and f["corrupt_objects"] == 0
+        assert f["verified_objects"] > 0
+        # the sampled state saw writes go to handoffs while the server was dead
+        during = [s.state for s in samples if run.fault_ts < s.ts < run.fault_ts + 30]
+        assert any(s["servers_down"] == ["object-server.node1"] for s in during)
+        assert max(s["handoff_partitions"] or 0 for s in during) > 0
+
+    # the lab is left as it was found: every server answers, nothing on handoffs
+    with SwiftAdmin(swift_cluster) as admin:
+        state = admin.state()
+    assert not state.fault_seen and state.handoff_partitions == 0, state.summary()
