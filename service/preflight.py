@@ -35,8 +35,8 @@ def check_run(experiment: dict[str, Any], cluster: Cluster,
     workload = parse_workload(arguments.get("workload"))
     api = arguments.get("api") or default_api(cluster)
     driver_for(cluster, workload, api).check_access()
-    check_nodes_reachable(cluster)
     check_activities(experiment, cluster)
+    check_nodes_reachable(cluster)
     return workload, api
 
 
