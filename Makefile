@@ -23,11 +23,12 @@ $(WEB)/node_modules/.package-lock.json: $(WEB)/package.json | .debian-packages
 	cd $(WEB) && npm install --no-audit --no-fund --silent
 
 demo: setup
-	$(BIN)/faultline lab up ceph
-	$(BIN)/faultline run experiments/ceph-kill-osd.json
+	$(BIN)/faultline lab up
+	$(BIN)/faultline suite experiments/suites/kill-process.json
 	@echo
 	@echo "Runs so far:  $(BIN)/faultline runs    A report:  $(BIN)/faultline report RUN_ID"
-	@echo "The lab is still up. Take it down with:  make lab-down"
+	@echo "Side by side: $(BIN)/faultline compare RUN_ID RUN_ID ...  (or /compare in faultline serve)"
+	@echo "The labs are still up. Take them down with:  make lab-down"
 
 test: setup lint test-unit test-lab
 
@@ -41,7 +42,7 @@ test-lab: setup
 	$(BIN)/python -m pytest -q tests/integration
 
 lab-up: setup
-	$(BIN)/faultline lab up ceph
+	$(BIN)/faultline lab up
 
 lab-down: setup
 	$(BIN)/faultline lab down

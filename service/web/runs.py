@@ -52,7 +52,9 @@ def series(run_id: int):
         seconds = seconds_of(session, run_id)  # summed over op types, as the analysis sees it
         origin = run.fault_ts or run.load_started_ts or 0.0
         health = [{"t": round(c.ts - origin, 2), "health": c.health,
-                   "degraded": c.state.get("degraded_objects")}
+                   "degraded": c.state.get("degraded_objects"),
+                   "dispersion_pct": (c.state.get("dispersion") or {}).get("object_pct"),
+                   "handoffs": c.state.get("handoff_partitions")}
                   for c in session.execute(select(ClusterSample)
                                            .where(ClusterSample.run_id == run_id)
                                            .order_by(ClusterSample.ts)).scalars()]
