@@ -5,10 +5,10 @@ four BlueStore OSDs, osd.N on CRUSH host node(N+1) inside namespace
 flceph(N+1) at 10.77.0.(11+N), each on its own loop-mounted 6 GiB XFS image
 whose `block` file BlueStore creates itself; one RADOS Gateway (client.rgw.lab,
 service `rgw.lab`) in the root namespace serving the Swift API and S3 on
-127.0.0.1:7480 (lab/ceph_rgw.py: its user, key files and smoke test). cephx is
-off everywhere, so there is no keyring at all. Each node runs an sshd, and the OSDs are started over
-SSH with the very command the inventory records, so that command is known to
-work for the actions that restart an OSD later.
+127.0.0.1:7480 only (lab/ceph_rgw.py: its user, key files and smoke test).
+cephx is off everywhere, so there is no keyring at all. Each node runs an sshd,
+and the OSDs are started over SSH with the very command the inventory records,
+so that command is known to work for the actions that restart an OSD later.
 
 `up` copes with whatever a killed earlier lab left (mounts, loop devices,
 namespaces, pid files of dead daemons); `down` leaves nothing on the machine.
@@ -138,7 +138,7 @@ def inventory_spec(lab: CephLab) -> dict[str, Any]:
         for osd in range(OSD_COUNT)]
     # no node: they run on this machine, in the root namespace
     for daemon in (f"mon.{MON_ID}", f"mgr.{MGR_ID}", RGW_DAEMON):
-        services.append({"name": daemon, "kind": daemon.split(".")[0],
+        services.append({"name": daemon, "kind": daemon.split(".")[0], "node": None,
                          "pid_file": str(lab.pid_file(daemon)),
                          "start": lab.start_command(daemon)})
     return {
@@ -258,19 +258,19 @@ def up(home: Path | None = None, timeout: float = HEALTH_TIMEOUT) -> dict[str, A
         # OSDs start in parallel: each replays its BlueStore WAL for a few seconds
         with ThreadPoolExecutor(max_workers=OSD_COUNT) as pool:
             list(pool.map(lambda osd: _start_osd(lab, osd), range(OSD_COUNT)))
-        ceph_setup.ensure_pool(admin)
-        ceph_setup.ensure_rgw_pools(admin)
+        ceph_setup.ensure_pools(admin)
         ceph_setup.configure_prometheus(admin)
         ceph_setup.ensure_prometheus_enabled(admin)
-        # RGW sets its zone up while the PGs peer; it listens once that is done
-        lab.rgw_dir.mkdir(mode=0o700, exist_ok=True)
-        _start_local(lab, RGW_DAEMON)
         daemons_started = time.monotonic()
         log.info("daemons running after %.1f s; waiting for HEALTH_OK", daemons_started - started)
         final = ceph_setup.wait_healthy(admin, timeout)
     finally:
         admin.close()
     healthy = time.monotonic()
+    # RGW only now: started while PGs peer, its first read may go to an OSD that drops it
+    # on the next map change, and RGW resends only when the op is 10 s late (+7 s to `up`)
+    lab.rgw_dir.mkdir(mode=0o700, exist_ok=True)
+    _start_local(lab, RGW_DAEMON)
     ceph_rgw.wait_answering()
     ceph_rgw.ensure_user(lab)
     ceph_rgw.wait_serving(lab)
@@ -313,9 +313,13 @@ def down(home: Path | None = None, purge: bool = False) -> dict[str, Any]:
     # first, so nobody picks a dying lab from the inventory
     inventory.remove_cluster(default_inventory(), CLUSTER_NAME)
     osds = [f"osd.{n}" for n in range(OSD_COUNT)]
-    # OSDs and RGW before the mon: a stopping OSD tells the mon it goes down (and waits)
-    stopped = procs.stop_many({**_stop_targets(lab, [*osds, RGW_DAEMON]),
-                               **sshd.stop_targets(lab.nodes, lab.ssh)})
+    # RGW first, while the OSDs still answer: it unwatches its control objects on the way
+    # out (~0.2 s). Killed, or stopped beside the OSDs (it then hangs until SIGKILL), it
+    # leaves watches that stall every bucket creation of the next RGW for 30 s.
+    stopped = procs.stop_many(_stop_targets(lab, [RGW_DAEMON]))
+    # OSDs before the mon: a stopping OSD tells the mon it goes down (and waits for it)
+    stopped |= procs.stop_many({**_stop_targets(lab, osds),
+                                **sshd.stop_targets(lab.nodes, lab.ssh)})
     stopped |= procs.stop_many(_stop_targets(lab, [f"mon.{MON_ID}", f"mgr.{MGR_ID}"]))
     _release_disks(lab)
     stray = [pid for ns in netns.existing_namespaces(NETWORK) for pid in netns.pids_in(ns)]

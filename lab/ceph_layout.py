@@ -24,7 +24,7 @@ RGW_DAEMON = "rgw.lab"  # the inventory's service name; Ceph calls it client.rgw
 RGW_ADDRESS = "127.0.0.1"
 RGW_PORT = 7480
 RGW_URL = f"http://{RGW_ADDRESS}:{RGW_PORT}"
-# the pools of RGW's default zone; 8 PGs each keeps 4 OSDs at ~70 PGs apiece
+# the pools of RGW's default zone; with 8 PGs each, 4 OSDs hold ~67 PGs apiece
 RGW_POOLS = (".rgw.root", "default.rgw.control", "default.rgw.meta", "default.rgw.log",
              "default.rgw.buckets.index", "default.rgw.buckets.data",
              "default.rgw.buckets.non-ec")

@@ -5,6 +5,7 @@ active+clean."""
 from __future__ import annotations
 
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from clusters.ceph_admin import CephAdmin, CephState
@@ -56,29 +57,39 @@ def create_osd_ids(admin: CephAdmin, state: dict[str, Any]) -> None:
             raise LabError(f"ceph osd new gave id {got!r}, expected {osd}")
 
 
-def ensure_pool(admin: CephAdmin) -> None:
-    if admin.pool_exists(POOL):
+def _together(admin: CephAdmin, commands: list[tuple[str, dict[str, Any]]]) -> None:
+    """Send mon commands at once: the monitor folds changes that arrive together into one
+    Paxos round, where one by one each waits ~1 s for its own (a cold `up` spent 14 s on
+    its 18 pool commands)."""
+    if not commands:
         return
-    admin.command("osd pool create", pool=POOL, pg_num=POOL_PGS, pgp_num=POOL_PGS,
-                  pool_type="replicated")
-    admin.command("osd pool set", pool=POOL, var="size", val="3")
-    admin.command("osd pool set", pool=POOL, var="min_size", val="2")
-    admin.command("osd pool application enable", pool=POOL, app="rados")
+    with ThreadPoolExecutor(max_workers=len(commands)) as pool:
+        for future in [pool.submit(admin.command, prefix, **args) for prefix, args in commands]:
+            future.result()
 
 
-def ensure_rgw_pools(admin: CephAdmin) -> None:
-    """Create RGW's pools before RGW does, so they peer within the one wait for HEALTH_OK.
+def ensure_pools(admin: CephAdmin) -> None:
+    """Faultline's pool and RGW's, size 3 / min_size 2, each tagged with its application.
 
-    RGW would create the bucket pools only at the first bucket write, after `up` has seen
-    HEALTH_OK; tagged "rgw" as RGW itself does (no POOL_APP_NOT_ENABLED warning).
+    RGW's pools are made before RGW runs, so they peer within the one wait for HEALTH_OK
+    (RGW would make its bucket pools only at the first bucket, after `up` saw HEALTH_OK),
+    and tagged "rgw" as RGW itself does (no POOL_APP_NOT_ENABLED warning). What a killed
+    earlier `up` left half done is completed.
     """
-    existing = set(admin.command("osd pool ls") or [])
-    for pool in RGW_POOLS:
-        if pool in existing:
-            continue
-        admin.command("osd pool create", pool=pool, pg_num=RGW_POOL_PGS,
-                      pgp_num=RGW_POOL_PGS, pool_type="replicated")
-        admin.command("osd pool application enable", pool=pool, app="rgw")
+    wanted = {POOL: (POOL_PGS, "rados"), **{p: (RGW_POOL_PGS, "rgw") for p in RGW_POOLS}}
+    existing = {p["pool_name"]: p for p in admin.command("osd pool ls", detail="detail")}
+    _together(admin, [("osd pool create", {"pool": name, "pg_num": pgs, "pgp_num": pgs,
+                                           "pool_type": "replicated"})
+                      for name, (pgs, _) in wanted.items() if name not in existing])
+    fixes: list[tuple[str, dict[str, Any]]] = []
+    for name, (_, app) in wanted.items():
+        pool = existing.get(name, {})
+        for var, val in (("size", 3), ("min_size", 2)):
+            if pool.get(var) != val:
+                fixes.append(("osd pool set", {"pool": name, "var": var, "val": str(val)}))
+        if app not in pool.get("application_metadata", {}):
+            fixes.append(("osd pool application enable", {"pool": name, "app": app}))
+    _together(admin, fixes)
 
 
 def _settled(state: CephState) -> bool:

@@ -34,8 +34,12 @@ def read_pid(pid_file: Path) -> int | None:
 
 
 def _proc_state(pid: int) -> str | None:
+    return _proc_state_of(f"/proc/{pid}/stat")
+
+
+def _proc_state_of(stat_path: str) -> str | None:
     try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
+        stat = Path(stat_path).read_text()
     except (FileNotFoundError, ProcessLookupError):
         return None
     return stat.rsplit(")", 1)[1].split()[0]  # the comm field may contain spaces or ')'
@@ -57,10 +61,24 @@ def _runs(pid: int, program: str | None) -> bool:
     return exe.startswith("python") and script == program
 
 
+def _other_threads_run(pid: int) -> bool:
+    """True while a thread of the process other than its main one has not exited yet."""
+    try:
+        tasks = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return any(_proc_state_of(f"/proc/{pid}/task/{t}/stat") not in (None, "Z", "X")
+               for t in tasks if t != pid)
+
+
 def is_alive(pid: int, program: str | None = None) -> bool:
-    """True if the PID runs (zombies count as dead: PID 1 here reaps orphans late)."""
+    """True if the PID runs. Zombies count as dead (PID 1 here reaps orphans late), but only
+    once all their threads are gone: a daemon's main thread turns zombie at exit while the
+    others still run, holding its files (and so its disk's mount) for some milliseconds."""
     state = _proc_state(pid)
-    return state is not None and state not in ("Z", "X") and _runs(pid, program)
+    if state in ("Z", "X"):
+        return _other_threads_run(pid)
+    return state is not None and _runs(pid, program)
 
 
 def alive_pid(pid_file: Path, program: str | None = None) -> int | None:
