@@ -27,8 +27,13 @@ def _osd(cluster: Cluster, osd_id: int) -> Service:
 
 def check_arguments(func: str, arguments: dict, cluster: Cluster) -> None:
     """Before a run: a named OSD is in the inventory."""
-    if func in ("kill_osd", "start_osd") and arguments.get("osd_id", -1) >= 0:
-        _osd(cluster, arguments["osd_id"])
+    if func not in ("kill_osd", "start_osd"):
+        return
+    osd_id = arguments.get("osd_id", -1)
+    if isinstance(osd_id, bool) or not isinstance(osd_id, int):
+        raise ActivityFailed(f"osd_id must be a whole number (-1: any), not {osd_id!r}")
+    if osd_id >= 0:
+        _osd(cluster, osd_id)
 
 
 def kill_osd(osd_id: int = -1, configuration: dict = None) -> dict:

@@ -44,6 +44,8 @@ def check_arguments(func: str, arguments: dict, cluster: Cluster) -> None:
     if func not in ("kill_server", "start_server"):
         return
     server, node = arguments.get("server", "object"), arguments.get("node", "node1")
+    if not isinstance(server, str) or not isinstance(node, str):
+        raise ActivityFailed(f"server and node must be names, not {server!r} and {node!r}")
     _service(cluster, server, node)
     if server == "proxy":
         return

@@ -5,9 +5,10 @@ Everything comes from JSON that Swift itself produces:
   `/recon/async`, `/recon/diskusage`) and `/healthcheck` for whether a server answers;
 - `swift-dispersion-report --dump-json` (and `swift-dispersion-populate`, once) for the
   copies found of a sample of objects and containers;
-- the object ring (clusters/swift_ring.py) plus a listing of each device's `objects/`
-  directory over SSH for handoff partitions: partitions on a device that the ring
-  does not place there.
+- the rings (clusters/swift_ring.py) plus a listing of each device's `objects/`,
+  `containers/` and `accounts/` directories over SSH for handoff partitions:
+  partitions on a device that the ring does not place there;
+- the proxy's `/healthcheck` (at the auth URL's host and port).
 
 Swift's tools read /etc/swift/swift.conf from a hard-wired path. For a cluster whose
 swift.conf lives elsewhere (the inventory's `client.swift_conf`), they run with
@@ -28,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from .credentials import swift_credentials
 from .exceptions import AdminCommandFailed, ClusterError, NodeUnreachable
@@ -116,11 +118,13 @@ class SwiftState:
     nodes: tuple[NodeRecon, ...]
     handoffs: dict[str, int] | None  # node -> handoff partitions (None: unknown)
     dispersion: Dispersion | None
+    proxy_up: bool = True
 
     @property
     def servers_down(self) -> list[str]:
-        return [f"{t}-server.{n.node}" for n in self.nodes
-                for t, up in n.servers_up.items() if not up]
+        down = [] if self.proxy_up else ["proxy-server"]
+        return down + [f"{t}-server.{n.node}" for n in self.nodes
+                       for t, up in n.servers_up.items() if not up]
 
     @property
     def unmounted(self) -> list[str]:
@@ -137,14 +141,17 @@ class SwiftState:
 
     @property
     def fully_redundant(self) -> bool:
-        """Every sampled copy where the ring wants it, and nothing left on handoffs."""
-        return (self.dispersion is not None and self.dispersion.complete
-                and self.handoff_partitions == 0)
+        """Every server answers, every sampled copy is where the ring wants it, and no
+        partition of any ring is left on a handoff. Swift never rebuilds a down server's
+        replicas elsewhere, so this cannot hold while a server is down (accounts and
+        containers are not in the dispersion sample, but their servers are checked)."""
+        return (not self.fault_seen and self.dispersion is not None
+                and self.dispersion.complete and self.handoff_partitions == 0)
 
     @property
-    def at_risk(self) -> bool:
-        """Some sampled object or container is below its replica count."""
-        return self.dispersion is not None and not self.dispersion.complete
+    def at_risk(self) -> bool | None:
+        """Some sampled object or container is below its replica count (None: no report)."""
+        return None if self.dispersion is None else not self.dispersion.complete
 
     @property
     def oldest_pass_start(self) -> float | None:
@@ -209,7 +216,11 @@ class SwiftAdmin:
         self.ports = {**DEFAULT_PORTS, **(cluster.client.get("ports") or {})}
         self._facts: RingFacts | None = None
         self._shells: dict[str, NodeShell] = {}
-        self._shell_lock = threading.Lock()
+        # one lock per node: an unreachable node must not hold up the others' listings
+        self._shell_locks = {n.name: threading.Lock() for n in cluster.nodes}
+        self._children: set[subprocess.Popen] = set()
+        self._children_lock = threading.Lock()
+        self._cancelled = False
         self._pool = ThreadPoolExecutor(max_workers=max(4, 3 * len(cluster.nodes)),
                                         thread_name_prefix="faultline-recon")
 
@@ -220,6 +231,7 @@ class SwiftAdmin:
         self.close()
 
     def close(self) -> None:
+        self.cancel()
         self._pool.shutdown(wait=True)
         for shell in self._shells.values():
             shell.close()
@@ -278,7 +290,7 @@ class SwiftAdmin:
     # -- handoffs -----------------------------------------------------------------------
 
     def _shell(self, node: Node) -> NodeShell:
-        with self._shell_lock:
+        with self._shell_locks[node.name]:
             shell = self._shells.get(node.name)
             if shell is None:
                 shell = NodeShell(node, connect_timeout=self.timeout * 2)
@@ -287,31 +299,33 @@ class SwiftAdmin:
             return shell
 
     def node_handoffs(self, node: Node) -> int:
-        """Object partitions on the node's devices that the ring places elsewhere."""
+        """Partitions (objects, containers, accounts) on the node's devices that the rings
+        place elsewhere."""
         facts = self.ring_facts()
         disks = [d for d in self.cluster.disks if d.node == node.name and d.swift_device]
         if not disks:
             raise ClusterError(f"{self.cluster.name}: no disk with a swift_device on "
                                f"{node.name} in the inventory")
-        listing = " ; ".join(f"echo @{shlex.quote(d.swift_device)}; "
-                             f"ls -1 {shlex.quote(d.mount + '/objects')} 2>/dev/null"
-                             for d in disks)
+        listing = " ; ".join(f"echo @{ring}@{shlex.quote(d.swift_device)}; "
+                             f"ls -1 {shlex.quote(d.mount + '/' + ring + 's')} 2>/dev/null"
+                             for d in disks for ring in SERVER_TYPES)
         try:
             out = self._shell(node).run(listing, timeout=self.timeout * 5, check=False).stdout
         except (NodeUnreachable, TimeoutError, OSError):
             self._drop_shell(node)
             raise
-        count, device_id = 0, None
+        count, ring, device_id = 0, "object", None
         for line in out.split():
             if line.startswith("@"):
-                device_id = facts.device_id(node.address, line[1:])
+                ring, device = line[1:].split("@", 1)
+                device_id = facts.device_id(node.address, device, ring)
             elif line.isdigit() and device_id is not None and \
-                    not facts.is_primary(int(line), device_id):
+                    not facts.is_primary(int(line), device_id, ring):
                 count += 1
         return count
 
     def _drop_shell(self, node: Node) -> None:
-        with self._shell_lock:
+        with self._shell_locks[node.name]:
             shell = self._shells.pop(node.name, None)
         if shell is not None:
             shell.close()
@@ -347,16 +361,38 @@ class SwiftAdmin:
                 (Path(tmp) / "sitecustomize.py").write_text(SHIM)
                 env.update(SWIFT_CONF_FILE=swift_conf, PYTHONPATH=tmp)
             argv = [program, *(["-j"] if program.endswith("report") else []), str(conf)]
-            try:
-                done = subprocess.run(argv, capture_output=True, text=True, env=env,
-                                      timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                raise AdminCommandFailed(f"{program} still running after {timeout_s:.0f} s") \
-                    from None
-        if done.returncode != 0:
-            last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-            raise AdminCommandFailed(f"{program} exited {done.returncode}: {last}")
-        return done.stdout
+            out, err, code = self._child(argv, env, timeout_s)
+        if code != 0:
+            last = (err.strip().splitlines() or ["no output"])[-1]
+            raise AdminCommandFailed(f"{program} exited {code}: {last}")
+        return out
+
+    def _child(self, argv: list[str], env: dict, timeout_s: float) -> tuple[str, str, int]:
+        """Run a Swift tool; cancel() ends it at once (a sampler that stops must not wait)."""
+        with self._children_lock:
+            if self._cancelled:
+                raise AdminCommandFailed(f"{argv[0]}: cancelled")
+            child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, env=env)
+            self._children.add(child)
+        try:
+            out, err = child.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.communicate()
+            raise AdminCommandFailed(f"{argv[0]} still running after {timeout_s:.0f} s") \
+                from None
+        finally:
+            with self._children_lock:
+                self._children.discard(child)
+        return out, err, child.returncode
+
+    def cancel(self) -> None:
+        """End the Swift tools running now, and refuse new ones."""
+        with self._children_lock:
+            self._cancelled = True
+            for child in self._children:
+                child.kill()
 
     def populate_dispersion(self, timeout_s: float = 300.0) -> None:
         """Create the dispersion containers and objects (once per cluster)."""
@@ -385,4 +421,14 @@ class SwiftAdmin:
             except ClusterError:
                 dispersion = None
         return SwiftState(nodes=tuple(self.recon()), handoffs=self.handoffs(),
-                          dispersion=dispersion or None)
+                          dispersion=dispersion or None, proxy_up=self.proxy_up())
+
+    def proxy_up(self) -> bool:
+        """The proxy (at the auth URL's host and port) answers its healthcheck."""
+        url = urlsplit(self.cluster.client.get("auth_url") or "")
+        if not url.hostname:
+            return True  # no proxy known: nothing to check
+        try:
+            return _get_json(url.hostname, url.port or 80, "/healthcheck", self.timeout) == "OK"
+        except (OSError, http.client.HTTPException, AdminCommandFailed):
+            return False

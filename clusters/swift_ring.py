@@ -1,7 +1,7 @@
 """Facts of a Swift cluster's rings, read with Swift's own `Ring` class.
 
-Replicas, zones and devices of each ring, and for the object ring the
-primary devices of every partition (what the handoff count compares with).
+Replicas, zones and devices of each ring, and the primary devices of every
+partition of each ring (what the handoff count compares with).
 Swift is imported only in a child process: importing it swaps the logging
 module's locks for eventlet's, which Faultline's own threads must never meet.
 
@@ -34,7 +34,7 @@ class RingDevice:
 class RingFacts:
     replicas: dict[str, float]
     devices: dict[str, tuple[RingDevice, ...]]
-    object_primaries: tuple[tuple[int, ...], ...]  # partition -> primary device ids
+    primaries: dict[str, tuple[tuple[int, ...], ...]]  # ring -> partition -> device ids
 
     def zones(self, ring: str = "object") -> list[int]:
         return sorted({d.zone for d in self.devices[ring]})
@@ -46,16 +46,16 @@ class RingFacts:
                 return d.id
         return None
 
-    def is_primary(self, partition: int, device_id: int) -> bool:
-        return 0 <= partition < len(self.object_primaries) and \
-            device_id in self.object_primaries[partition]
+    def is_primary(self, partition: int, device_id: int, ring: str = "object") -> bool:
+        parts = self.primaries[ring]
+        return 0 <= partition < len(parts) and device_id in parts[partition]
 
     def as_dict(self) -> dict[str, Any]:
         return {"replicas": self.replicas,
                 "zones": {ring: self.zones(ring) for ring in self.devices},
                 "devices": {ring: [d.__dict__ for d in devs]
                             for ring, devs in self.devices.items()},
-                "object_partitions": len(self.object_primaries)}
+                "partitions": {ring: len(parts) for ring, parts in self.primaries.items()}}
 
 
 def parse_facts(raw: dict[str, Any]) -> RingFacts:
@@ -63,31 +63,38 @@ def parse_facts(raw: dict[str, Any]) -> RingFacts:
         replicas={ring: float(r) for ring, r in raw["replicas"].items()},
         devices={ring: tuple(RingDevice(**d) for d in devs)
                  for ring, devs in raw["devices"].items()},
-        object_primaries=tuple(tuple(p) for p in raw["object_primaries"]))
+        primaries={ring: tuple(tuple(p) for p in parts)
+                   for ring, parts in raw["primaries"].items()})
 
 
 def read_ring_facts(swift_dir: str, timeout_s: float = 60.0) -> RingFacts:
     """Load the rings of `swift_dir` (in a child process) and return their facts."""
-    done = subprocess.run([sys.executable, "-m", __name__, swift_dir], capture_output=True,
-                          text=True, timeout=timeout_s)
+    try:
+        done = subprocess.run([sys.executable, "-m", __name__, swift_dir], capture_output=True,
+                              text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        raise AdminCommandFailed(f"reading the Swift rings in {swift_dir} took over "
+                                 f"{timeout_s:.0f} s") from None
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise AdminCommandFailed(f"cannot read the Swift rings in {swift_dir}: {last}")
-    return parse_facts(json.loads(done.stdout))
+    try:
+        return parse_facts(json.loads(done.stdout))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise AdminCommandFailed(f"unexpected ring facts from {swift_dir}: {exc}") from None
 
 
 def _dump(swift_dir: str) -> dict[str, Any]:
     from swift.common.ring import Ring
 
-    out: dict[str, Any] = {"replicas": {}, "devices": {}, "object_primaries": []}
+    out: dict[str, Any] = {"replicas": {}, "devices": {}, "primaries": {}}
     for ring_type in RING_TYPES:
         ring = Ring(swift_dir, ring_name=ring_type)
         out["replicas"][ring_type] = ring.replica_count
         out["devices"][ring_type] = [
             {"id": d["id"], "zone": d["zone"], "ip": d["ip"], "port": d["port"],
              "device": d["device"]} for d in ring.devs if d]
-        if ring_type == "object":
-            out["object_primaries"] = [[d["id"] for d in ring.get_part_nodes(part)]
+        out["primaries"][ring_type] = [[d["id"] for d in ring.get_part_nodes(part)]
                                        for part in range(ring.partition_count)]
     return out
 

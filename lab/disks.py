@@ -17,6 +17,10 @@ from pathlib import Path
 DEFAULT_IMAGE_SIZE = 6 * 1024**3
 
 
+class DiskError(RuntimeError):
+    """A lab disk could not be mounted or unmounted."""
+
+
 def _run(*argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     return subprocess.run(list(argv), check=check, capture_output=True, text=True)
 
@@ -83,7 +87,7 @@ def mount_fresh(image: Path, mount_point: Path) -> None:
                 check=False)
     if done.returncode != 0:
         detach(device)
-        raise RuntimeError(f"cannot mount {image} on {mount_point}: {done.stderr.strip()}")
+        raise DiskError(f"cannot mount {image} on {mount_point}: {done.stderr.strip()}")
 
 
 def is_readable(mount_point: str | Path) -> bool:
@@ -104,7 +108,7 @@ def unmount(mount_point: str | Path) -> None:
         if _run("umount", str(mount_point), check=False).returncode != 0:
             _run("umount", "-l", str(mount_point))
     if is_mounted(mount_point):
-        raise RuntimeError(f"{mount_point} is still mounted after repeated umount")
+        raise DiskError(f"{mount_point} is still mounted after repeated umount")
 
 
 def loop_devices(image: Path) -> list[str]:

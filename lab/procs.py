@@ -146,6 +146,14 @@ def _signal(pid: int, sig: int, group: bool = False) -> None:
         pass
 
 
+def _group_of(pid: int) -> int | None:
+    """The process group the PID leads, or None if it leads none (then only it is signalled)."""
+    try:
+        return pid if os.getpgid(pid) == pid else None
+    except ProcessLookupError:
+        return None
+
+
 def run_detached(argv: list[str], log_file: Path, timeout: float = 30.0) -> None:
     """Run a launcher that backgrounds its program and returns (a start command of ours)."""
     log_file.parent.mkdir(parents=True, exist_ok=True)
@@ -169,6 +177,7 @@ def stop(pid_file: Path, *, program: str | None = None, deadline: float = 10.0,
     if pid is None:
         pid_file.unlink(missing_ok=True)
         return "not running"
+    pgid = _group_of(pid) if group else None
     _signal(pid, signal.SIGTERM, group)
     outcome = "stopped"
     end = time.monotonic() + deadline
@@ -180,8 +189,11 @@ def stop(pid_file: Path, *, program: str | None = None, deadline: float = 10.0,
             outcome = "killed"
             end = time.monotonic() + 5.0
         time.sleep(0.05)
-    if group:
-        _signal(pid, signal.SIGKILL, group=True)  # members that outlived their leader
+    if pgid is not None:  # members that outlived their leader (its PID may be gone now)
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
     pid_file.unlink(missing_ok=True)
     return outcome
 

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .ceph_layout import LabError
 from .swift_layout import (
     DB_PART_POWER,
     PART_POWER,
@@ -32,8 +33,11 @@ def build_rings(lab: SwiftLab) -> bool:
     """Build the three rings unless they exist; True if they were built now."""
     if all(path.exists() for path in ring_files(lab)):
         return False
-    subprocess.run([sys.executable, "-m", __name__, str(lab.home)], check=True,
-                   capture_output=True, timeout=120)
+    done = subprocess.run([sys.executable, "-m", __name__, str(lab.home)],
+                          capture_output=True, text=True, timeout=120)
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise LabError(f"building the Swift rings in {lab.etc} failed: {last}")
     return True
 
 

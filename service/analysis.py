@@ -49,7 +49,7 @@ class ClusterPoint:
     fault_seen: bool
     fully_redundant: bool  # no data below its replica count, health OK
     complete: bool = False  # fully redundant with every daemon back (up and in)
-    at_risk: bool = False
+    at_risk: bool | None = False  # None: this sample could not tell
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,7 @@ def analyze(seconds: list[Second], points: list[ClusterPoint], tl: Timeline,
         window_end = tl.end if window_end is None else window_end
         _throughput(seconds, tl, window_end, figures, reasons)
         _client_recovery(seconds, tl.fault, window_end, figures, reasons)
-        figures["data_at_risk_s"] = _data_at_risk(points, tl)
+        _data_at_risk(points, tl, figures, reasons)
     figures["restore_at_s"] = (round(tl.restore - tl.fault, 3)
                                if tl.restore is not None and tl.fault is not None else None)
     if verify is None:
@@ -223,19 +223,29 @@ def _client_recovery(seconds: list[Second], fault: float, window_end: float, fig
     def adjacent(i: int, j: int) -> bool:
         return 0 <= j < len(after) and abs(after[i].ts - after[j].ts) <= 1 + 1e-6
 
-    def good_ops(i: int) -> bool:
-        # Operations count in the second they completed: one that straddles a boundary
-        # moves from one second to the next. At 50 ops/s a 5% band is 2.5 ops, narrower
-        # than that jitter, so a second off the band is still good when a neighbour on the
-        # other side of the baseline makes up for it (their mean is within the band).
-        ops = after[i].ops
-        return within(ops) or any(
-            (ops - base) * (after[j].ops - base) < 0 and within((ops + after[j].ops) / 2)
-            for j in (i - 1, i + 1) if adjacent(i, j))
+    # Operations count in the second they completed: one that straddles a boundary moves
+    # from one second to the next. At 50 ops/s a 5% band is 2.5 ops, narrower than that
+    # jitter, so a second off the band (by at most twice the band) still counts when it pairs
+    # with a neighbour on the other side of the baseline and their mean is within the band.
+    # Each second pairs at most once, and a stall (0 then a burst of late completions) is far
+    # outside twice the band.
+    band = CLIENT_RECOVERY_TOLERANCE * base
+    good_ops = [within(s.ops) for s in after]
+    paired: set[int] = set()
+    for i, s in enumerate(after):
+        if good_ops[i] or i in paired or abs(s.ops - base) > 2 * band:
+            continue
+        for j in (i - 1, i + 1):
+            if (adjacent(i, j) and j not in paired and abs(after[j].ops - base) <= 2 * band
+                    and (s.ops - base) * (after[j].ops - base) < 0
+                    and within((s.ops + after[j].ops) / 2)):
+                good_ops[i] = good_ops[j] = True
+                paired |= {i, j}
+                break
 
     start = None  # start of the current run of good, contiguous seconds
     for i, s in enumerate(after):
-        good = s.errors == 0 and good_ops(i)
+        good = s.errors == 0 and good_ops[i]
         contiguous = i > 0 and s.ts - after[i - 1].ts <= 1 + 1e-6
         if not good:
             start = None
@@ -252,10 +262,21 @@ def _client_recovery(seconds: list[Second], fault: float, window_end: float, fig
         "before the load ended")
 
 
-def _data_at_risk(points: list[ClusterPoint], tl: Timeline) -> float:
-    total = 0.0
+def _data_at_risk(points: list[ClusterPoint], tl: Timeline, figures: dict,
+                  reasons: dict) -> None:
+    total, unknown = 0.0, 0.0
     for here, there in zip(points, points[1:] + [None], strict=True):
-        if here.ts < tl.fault or not here.at_risk:
+        if here.ts < tl.fault:
             continue
-        total += (there.ts if there is not None else tl.end) - here.ts
-    return round(total, 3)
+        length = (there.ts if there is not None else tl.end) - here.ts
+        if here.at_risk is None:
+            unknown += length
+        elif here.at_risk:
+            total += length
+    if unknown:
+        figures["data_at_risk_s"] = None
+        reasons["data_at_risk_s"] = (f"the cluster could not tell for {unknown:.0f} s of the "
+                                     "run whether data was below its replica count (e.g. no "
+                                     "Swift dispersion report while the proxy was down)")
+        return
+    figures["data_at_risk_s"] = round(total, 3)

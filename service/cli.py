@@ -13,6 +13,7 @@ from sqlalchemy.exc import OperationalError
 
 from clusters.exceptions import ClusterError
 from lab.ceph_layout import LabError
+from lab.disks import DiskError
 from lab.procs import DaemonError
 from loadgen.exceptions import LoadError
 
@@ -25,8 +26,8 @@ from .report import format_report, report_dict
 USER_ERRORS = (ClusterError, LoadError, experiments.ExperimentError, figures.RunNotFound,
                PreflightError, compare.CompareError, suite.SuiteError)
 # Errors of the machine or the lab: one clear line too, never a traceback.
-SETUP_ERRORS = (LabError, DaemonError, DatabaseSetupError, PermissionError,
-                subprocess.CalledProcessError)
+SETUP_ERRORS = (LabError, DaemonError, DiskError, DatabaseSetupError, PermissionError,
+                subprocess.CalledProcessError, subprocess.TimeoutExpired)
 
 
 def _fail(message: str) -> None:
@@ -199,13 +200,21 @@ def lab_up(system: str, as_json: bool) -> None:
 @click.option("--purge", is_flag=True, help="Also delete the lab's data.")
 def lab_down(system: str, purge: bool) -> None:
     """Stop the lab and remove every process, mount, loop device and namespace."""
-    for name in _systems(system):
-        result = _lab_module(name).down(purge=purge)
+    problems = []
+    for name in _systems(system):  # every lab goes down, whatever happened to the others
+        try:
+            result = _lab_module(name).down(purge=purge)
+        except SETUP_ERRORS as exc:
+            problems.append(f"the {name} lab could not be taken down: {exc}")
+            continue
         left = {kind: items for kind, items in result["leftovers"].items() if items}
         if left:
-            _fail(f"the {name} lab left things behind: {left}")
+            problems.append(f"the {name} lab left things behind: {left}")
+            continue
         click.echo(f"{name} lab down in {result['seconds']} s"
                    f"{', data purged' if purge else ''}; nothing left behind")
+    if problems:
+        _fail("; ".join(problems))
 
 
 @lab_group.command("status")

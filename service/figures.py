@@ -61,13 +61,19 @@ def _complete(state: dict[str, Any], restore: float | None) -> bool:
             and (restore is None or started >= restore))
 
 
+def _at_risk(state: dict[str, Any]) -> bool | None:
+    """None when the sample could not tell (a Swift sample without a dispersion report)."""
+    value = state.get("at_risk")
+    return None if value is None and "error" not in state else bool(value)
+
+
 def points_of(session: Session, run_id: int, restore: float | None = None) -> list[ClusterPoint]:
     rows = session.execute(select(ClusterSample).where(ClusterSample.run_id == run_id)
                            .order_by(ClusterSample.ts)).scalars()
     return [ClusterPoint(ts=r.ts, fault_seen=bool(r.state.get("fault_seen")),
                          fully_redundant=bool(r.state.get("fully_redundant")),
                          complete=_complete(r.state, restore),
-                         at_risk=bool(r.state.get("at_risk")))
+                         at_risk=_at_risk(r.state))
             for r in rows]
 
 

@@ -49,7 +49,12 @@ def check_activities(experiment: dict[str, Any], cluster: Cluster) -> None:
         module_name = provider.get("module") or ""
         if provider.get("type") != "python" or not module_name.startswith(ACTION_PACKAGE):
             continue
-        check = getattr(importlib.import_module(module_name), "check_arguments", None)
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            problems.append(f"{activity.get('name')}: cannot import {module_name}: {exc}")
+            continue
+        check = getattr(module, "check_arguments", None)
         if check is None:
             continue
         try:

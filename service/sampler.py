@@ -77,6 +77,7 @@ class SwiftSource:
 
     def close(self) -> None:
         self._stop.set()
+        self._admin.cancel()  # a report in progress would hold the stop up to 30 s
         if self._thread is not None:
             self._thread.join()
         self._admin.close()

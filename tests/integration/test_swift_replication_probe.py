@@ -19,32 +19,53 @@ pytestmark = pytest.mark.lab
 CONFIG = {"faultline_cluster": "lab-swift"}
 
 
-def _put_objects(cluster, count: int) -> list[int]:
-    creds = swift_credentials(cluster)
-    url = urlsplit(creds.auth_url)
-    conn = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
-    conn.request("GET", url.path, headers={"X-Auth-User": creds.user, "X-Auth-Key": creds.key})
-    response = conn.getresponse()
-    response.read()
-    token, storage = response.getheader("X-Auth-Token"), response.getheader("X-Storage-Url")
-    container = f"{urlsplit(storage).path}/probe-{uuid.uuid4().hex[:8]}"
-    statuses = []
-    for i in range(count + 1):
-        path = container if i == 0 else f"{container}/o{i}"
-        conn.request("PUT", path, body=b"x" * 64 if i else None,
-                     headers={"X-Auth-Token": token})
-        answer = conn.getresponse()
-        answer.read()
-        statuses.append(answer.status)
-    conn.close()
-    return statuses
+class Scratch:
+    """A container of its own in the Swift lab, emptied and deleted after the test."""
+
+    def __init__(self, cluster):
+        creds = swift_credentials(cluster)
+        url = urlsplit(creds.auth_url)
+        self.conn = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
+        _, headers = self._request("GET", url.path, {"X-Auth-User": creds.user,
+                                                     "X-Auth-Key": creds.key})
+        self.token = headers["x-auth-token"]
+        self.path = f"{urlsplit(headers['x-storage-url']).path}/probe-{uuid.uuid4().hex[:8]}"
+        self.names: list[str] = []
+
+    def _request(self, method: str, path: str, headers: dict, body: bytes | None = None):
+        self.conn.request(method, path, body=body, headers=headers)
+        response = self.conn.getresponse()
+        response.read()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}
+
+    def put(self, count: int) -> list[int]:
+        statuses = [self._request("PUT", self.path, {"X-Auth-Token": self.token})[0]]
+        for _ in range(count):
+            name = f"o{len(self.names)}"
+            self.names.append(name)
+            statuses.append(self._request("PUT", f"{self.path}/{name}",
+                                          {"X-Auth-Token": self.token}, b"x" * 64)[0])
+        return statuses
+
+    def delete(self) -> None:
+        for name in self.names:
+            self._request("DELETE", f"{self.path}/{name}", {"X-Auth-Token": self.token})
+        self._request("DELETE", self.path, {"X-Auth-Token": self.token})
+        self.conn.close()
 
 
-def test_probe_reports_not_caught_up_until_handoffs_are_replicated(swift_cluster):
+@pytest.fixture
+def scratch(swift_cluster):
+    container = Scratch(swift_cluster)
+    yield container
+    container.delete()
+
+
+def test_probe_reports_not_caught_up_until_handoffs_are_replicated(scratch):
     killed = swift_actions.kill_server(server="object", node="node2", configuration=CONFIG)
     try:
         # writes whose primary is node2 land on handoff nodes; the client sees no error
-        statuses = _put_objects(swift_cluster, 100)
+        statuses = scratch.put(100)
         assert set(statuses) <= {201, 202}, statuses
 
         handoffs = swift_probes.handoff_partitions(configuration=CONFIG)

@@ -215,6 +215,20 @@ def test_seconds_more_than_5_percent_below_baseline_are_not_good():
     assert figures(seconds)["time_to_client_recovery_s"] == 12.0
 
 
+def test_a_stall_followed_by_its_burst_of_late_completions_is_not_jitter():
+    # 0 then 200: the stalled operations all completed in the next second
+    seconds = load(ops_at={100: 0, 101: 0, 102: 0, 110: 0, 111: 200})
+
+    assert figures(seconds)["time_to_client_recovery_s"] == 12.0
+
+
+def test_a_second_pairs_with_one_neighbour_only():
+    # 106 can make up for one of the 94s, not for both
+    seconds = load(ops_at={100: 0, 101: 0, 102: 0, 110: 94, 111: 106, 112: 94})
+
+    assert figures(seconds)["time_to_client_recovery_s"] == 13.0
+
+
 def test_an_op_counted_in_the_next_second_is_jitter_not_a_drop():
     # at 100 ops/s, 93 then 107: seven operations completed just after the boundary
     seconds = load(ops_at={100: 0, 101: 0, 102: 0, 110: 93, 111: 107})
