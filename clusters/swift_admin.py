@@ -99,6 +99,7 @@ class NodeRecon:
     replication_last: float | None = None  # end of the last object replication pass
     replication_seconds: float | None = None  # its length
     async_pending: int | None = None
+    disk_usage: dict[str, float] = field(default_factory=dict)  # device -> fraction used
 
     @property
     def reachable(self) -> bool:
@@ -182,6 +183,8 @@ class SwiftState:
                                          for n in self.nodes},
             "oldest_pass_start": self.oldest_pass_start,
             "async_pending": sum(n.async_pending or 0 for n in self.nodes),
+            "disk_usage": {f"{n.node}/{dev}": used for n in self.nodes
+                           for dev, used in n.disk_usage.items()},
             "down": len(self.servers_down) + len(self.unmounted),
             "fault_seen": self.fault_seen, "fully_redundant": self.fully_redundant,
             "at_risk": self.at_risk, "summary": self.summary(),
@@ -276,13 +279,16 @@ class SwiftAdmin:
         unmounted = self._recon(node, up, "unmounted") or []
         replication = self._recon(node, up, "replication/object") or {}
         pending = self._recon(node, up, "async") or {}
+        usage = self._recon(node, up, "diskusage") or []
         seconds = replication.get("object_replication_time")
         return NodeRecon(
             node=node.name, servers_up=up,
             unmounted=tuple(sorted(d.get("device", "?") for d in unmounted)),
             replication_last=replication.get("object_replication_last"),
             replication_seconds=None if seconds is None else float(seconds) * 60,  # minutes
-            async_pending=pending.get("async_pending"))
+            async_pending=pending.get("async_pending"),
+            disk_usage={d["device"]: round(d["used"] / d["size"], 4) for d in usage
+                        if d.get("mounted") and d.get("size")})
 
     def recon(self) -> list[NodeRecon]:
         return list(self._pool.map(self.node_recon, self.storage_nodes()))

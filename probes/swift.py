@@ -12,7 +12,7 @@ from clusters.exceptions import ClusterError
 from clusters.swift_admin import SwiftAdmin, SwiftState
 
 __all__ = ["healthy", "cluster_state", "dispersion", "handoff_partitions", "replication_age",
-           "wait_for_replication_caught_up"]
+           "recon", "wait_for_replication_caught_up"]
 
 
 def _admin(configuration: dict | None) -> SwiftAdmin:
@@ -74,6 +74,21 @@ def replication_age(configuration: dict = None) -> dict:
         raise ActivityFailed(str(exc)) from None
     now = time.time()
     return {n.node: None if n.replication_last is None else round(now - n.replication_last, 1)
+            for n in nodes}
+
+
+def recon(configuration: dict = None) -> dict:
+    """Per storage node: which servers answer, unmounted devices, the last object
+    replication pass (end and length), async pendings and disk usage (fraction used)."""
+    try:
+        with _admin(configuration) as admin:
+            nodes = admin.recon()
+    except ClusterError as exc:
+        raise ActivityFailed(str(exc)) from None
+    return {n.node: {"servers_up": n.servers_up, "unmounted": list(n.unmounted),
+                     "replication_last": n.replication_last,
+                     "replication_seconds": n.replication_seconds,
+                     "async_pending": n.async_pending, "disk_usage": n.disk_usage}
             for n in nodes}
 
 
