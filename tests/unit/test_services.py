@@ -43,3 +43,28 @@ def test_a_stale_pid_file_is_not_running(sleeper):
     service = Service(name="s", kind="x", node=None, pid_file=pid_file, program="sleep")
 
     assert services.pid_of(CLUSTER, service) is None
+
+
+@pytest.fixture
+def script_daemon(tmp_path):
+    """A Python script run by its interpreter, as Swift's servers are."""
+    script = tmp_path / "swift-object-server"
+    script.write_text("#!/usr/bin/python3\nimport time\ntime.sleep(60)\n")
+    script.chmod(0o755)
+    proc = subprocess.Popen([str(script)])
+    pid_file = tmp_path / "object-server.pid"
+    pid_file.write_text(f"{proc.pid}\n")
+    yield proc, str(pid_file)
+    proc.kill()
+    proc.wait()
+
+
+def test_a_script_service_is_known_by_the_script_its_interpreter_runs(script_daemon):
+    proc, pid_file = script_daemon
+    server = Service(name="object-server.node1", kind="object-server", node=None,
+                     pid_file=pid_file, program="swift-object-server")
+    other = Service(name="proxy-server", kind="proxy-server", node=None, pid_file=pid_file,
+                    program="swift-proxy-server")
+
+    assert services.pid_of(CLUSTER, server) == proc.pid
+    assert services.pid_of(CLUSTER, other) is None
