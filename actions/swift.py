@@ -7,9 +7,7 @@ is matched by process name.
 
 from __future__ import annotations
 
-import http.client
 import time
-from urllib.parse import urlsplit
 
 from chaoslib.exceptions import ActivityFailed
 
@@ -17,7 +15,7 @@ from clusters import services
 from clusters.config import cluster_from_configuration
 from clusters.exceptions import ClusterError
 from clusters.inventory import Cluster, Service
-from clusters.swift_admin import DEFAULT_PORTS, SwiftAdmin
+from clusters.swift_admin import DEFAULT_PORTS, SwiftAdmin, answers_healthcheck, proxy_address
 
 __all__ = ["kill_server", "start_server"]
 
@@ -73,17 +71,6 @@ def kill_server(server: str = "object", node: str = "node1",
     return {"service": service.name, "node": service.node, "pid": pid, "signal": "KILL"}
 
 
-def _answers(address: str, port: int) -> bool:
-    conn = http.client.HTTPConnection(address, port, timeout=2)
-    try:
-        conn.request("GET", "/healthcheck")
-        return conn.getresponse().status == 200
-    except (OSError, http.client.HTTPException):
-        return False
-    finally:
-        conn.close()
-
-
 def start_server(server: str = "object", node: str = "node1", timeout_s: float = 60,
                  configuration: dict = None) -> dict:
     """Start a Swift server again (the restore of kill_server) and wait until it answers
@@ -97,19 +84,14 @@ def start_server(server: str = "object", node: str = "node1", timeout_s: float =
     except ClusterError as exc:
         raise ActivityFailed(f"start_server: {exc}") from None
     if server == "proxy":
-        address, port = _proxy_address(cluster)
+        address, port = proxy_address(cluster) or ("127.0.0.1", 80)
     else:
         ports = {**DEFAULT_PORTS, **(cluster.client.get("ports") or {})}
         address, port = cluster.node(node).address, ports[server]
     deadline = time.monotonic() + timeout_s
-    while not _answers(address, port):
+    while not answers_healthcheck(address, port):
         if time.monotonic() > deadline:
             raise ActivityFailed(f"{service.name} started but not answering on "
                                  f"{address}:{port} after {timeout_s:.0f} s")
         time.sleep(0.2)
     return {"service": service.name, "node": service.node, "started": not was_running}
-
-
-def _proxy_address(cluster: Cluster) -> tuple[str, int]:
-    url = urlsplit(cluster.client.get("auth_url", ""))
-    return url.hostname or "127.0.0.1", url.port or 80

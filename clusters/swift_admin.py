@@ -204,6 +204,20 @@ def _get_json(address: str, port: int, path: str, timeout: float) -> Any:
         conn.close()
 
 
+def answers_healthcheck(address: str, port: int, timeout: float = 2.0) -> bool:
+    """A Swift server (or proxy) at address:port answers GET /healthcheck with OK."""
+    try:
+        return _get_json(address, port, "/healthcheck", timeout) == "OK"
+    except (OSError, http.client.HTTPException, AdminCommandFailed):
+        return False
+
+
+def proxy_address(cluster: Cluster) -> tuple[str, int] | None:
+    """The proxy's host and port: those of the auth URL (tempauth runs in the proxy)."""
+    url = urlsplit(cluster.client.get("auth_url") or "")
+    return (url.hostname, url.port or 80) if url.hostname else None
+
+
 class SwiftAdmin:
     """Recon, dispersion and handoffs of one Swift cluster. Use as a context manager."""
 
@@ -255,11 +269,7 @@ class SwiftAdmin:
     # -- recon --------------------------------------------------------------------------
 
     def _healthy(self, node: Node, server_type: str) -> bool:
-        try:
-            return _get_json(node.address, self.ports[server_type], "/healthcheck",
-                             self.timeout) == "OK"
-        except (OSError, http.client.HTTPException, AdminCommandFailed):
-            return False
+        return answers_healthcheck(node.address, self.ports[server_type], self.timeout)
 
     def _recon(self, node: Node, servers_up: dict[str, bool], path: str) -> Any:
         """Ask any answering server of the node: they share the node's recon cache."""
@@ -431,10 +441,5 @@ class SwiftAdmin:
 
     def proxy_up(self) -> bool:
         """The proxy (at the auth URL's host and port) answers its healthcheck."""
-        url = urlsplit(self.cluster.client.get("auth_url") or "")
-        if not url.hostname:
-            return True  # no proxy known: nothing to check
-        try:
-            return _get_json(url.hostname, url.port or 80, "/healthcheck", self.timeout) == "OK"
-        except (OSError, http.client.HTTPException, AdminCommandFailed):
-            return False
+        proxy = proxy_address(self.cluster)
+        return proxy is None or answers_healthcheck(*proxy, self.timeout)

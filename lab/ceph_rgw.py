@@ -12,24 +12,20 @@ API round trip (auth v1, PUT container, PUT/GET/DELETE object) over plain HTTP.
 
 from __future__ import annotations
 
-import hashlib
-import http.client
 import json
 import os
 import subprocess
 import time
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
+from . import swift_api
 from .ceph_layout import RGW_TIMEOUT, RGW_URL, CephLab, LabError
 
 USER = "faultline"
 SUBUSER = f"{USER}:swift"
 AUTH_URL = f"{RGW_URL}/auth/1.0"
-SMOKE_CONTAINER = "faultline-lab-smoke"  # RGW refuses names shorter than 3 characters
 ADMIN_TIMEOUT = 60.0
 
 
@@ -157,76 +153,11 @@ def ensure_user(lab: CephLab) -> RgwKeys:
 # -- the Swift API over plain HTTP ---------------------------------------------------
 
 
-class SwiftCallFailed(RuntimeError):
-    """One Swift API call got an unexpected answer; `retryable` if waiting may help."""
-
-    def __init__(self, message: str, retryable: bool):
-        super().__init__(message)
-        self.retryable = retryable
-
-
-def _call(method: str, url: str, headers: dict[str, str], body: bytes | None = None,
-          expect: tuple[int, ...] = (200,), timeout: float = 10.0
-          ) -> tuple[dict[str, str], bytes]:
-    parts = urlsplit(url)
-    path = parts.path + (f"?{parts.query}" if parts.query else "")
-    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
-    try:
-        conn.request(method, path, body=body, headers=headers)
-        response = conn.getresponse()
-        data = response.read()
-    except OSError as exc:  # refused, reset, timed out: the gateway is not serving yet
-        raise SwiftCallFailed(f"{method} {url}: {exc}", retryable=True) from None
-    finally:
-        conn.close()
-    if response.status not in expect:
-        raise SwiftCallFailed(f"{method} {url} answered {response.status} {response.reason}",
-                              retryable=response.status >= 500)
-    return {k.lower(): v for k, v in response.getheaders()}, data
-
-
-def swift_round_trip(auth_url: str, user: str, key: str) -> None:
-    """Auth v1, PUT a container, PUT/GET/DELETE one object (comparing its content), then
-    DELETE the container: the account is left as it was found."""
-    headers, _ = _call("GET", auth_url, {"X-Auth-User": user, "X-Auth-Key": key},
-                       expect=(200, 204))
-    token, storage_url = headers.get("x-auth-token"), headers.get("x-storage-url")
-    if not token or not storage_url:
-        raise SwiftCallFailed(f"auth at {auth_url} gave no token or storage URL",
-                              retryable=False)
-    auth = {"X-Auth-Token": token}
-    container = f"{storage_url}/{SMOKE_CONTAINER}"
-    _call("PUT", container, auth, expect=(201, 202))
-    name = f"{container}/smoke-{uuid.uuid4().hex}"
-    content = os.urandom(4096)
-    put_headers, _ = _call("PUT", name, auth, content, expect=(201,))
-    if put_headers.get("etag", "").strip('"') != hashlib.md5(content).hexdigest():
-        raise SwiftCallFailed(f"PUT {name}: ETag {put_headers.get('etag')!r} is not the MD5 "
-                              "of what was sent", retryable=False)
-    _, got = _call("GET", name, auth)
-    if got != content:
-        raise SwiftCallFailed(f"GET {name} returned {len(got)} bytes that differ from the "
-                              f"{len(content)} bytes written", retryable=False)
-    _call("DELETE", name, auth, expect=(204,))
-    _call("DELETE", container, auth, expect=(204,))
-
-
 def wait_serving(lab: CephLab, timeout: float = RGW_TIMEOUT) -> float:
     """Poll the Swift round trip with the lab user's key until it succeeds; return the
     seconds waited. A client error (4xx, wrong content) fails at once."""
     key = _read_secret(keys_of(lab).swift_key) or ""
-    started = time.monotonic()
-    while True:
-        try:
-            swift_round_trip(AUTH_URL, SUBUSER, key)
-            return round(time.monotonic() - started, 1)
-        except SwiftCallFailed as exc:
-            waited = time.monotonic() - started
-            if not exc.retryable or waited > timeout:
-                raise LabError(
-                    f"waited {waited:.0f} s (of {timeout:.0f} s) for RGW at {RGW_URL} to serve "
-                    f"a Swift auth + PUT/GET/DELETE as {SUBUSER}; last: {exc}") from None
-        time.sleep(0.5)
+    return swift_api.wait_for_round_trip(f"RGW at {RGW_URL}", AUTH_URL, SUBUSER, key, timeout)
 
 
 def wait_answering(timeout: float = RGW_TIMEOUT) -> float:
@@ -234,9 +165,9 @@ def wait_answering(timeout: float = RGW_TIMEOUT) -> float:
     started = time.monotonic()
     while True:
         try:
-            _call("GET", f"{RGW_URL}/", {}, expect=tuple(range(200, 600)), timeout=5.0)
+            swift_api.call("GET", f"{RGW_URL}/", {}, expect=tuple(range(200, 600)), timeout=5.0)
             return round(time.monotonic() - started, 1)
-        except SwiftCallFailed as exc:
+        except swift_api.SwiftCallFailed as exc:
             waited = time.monotonic() - started
             if waited > timeout:
                 raise LabError(f"waited {waited:.0f} s for RGW to answer HTTP at {RGW_URL}; "
