@@ -22,7 +22,10 @@ def test_suite_compares_every_figure_of_the_three_runs(ceph_cluster, swift_clust
     done = subprocess.run(["faultline", "suite", str(SUITE), "--json"], env=env, cwd=REPO,
                           capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    data = json.loads(done.stdout)
+    result = json.loads(done.stdout)
+    assert result["ok"] is True
+    assert [r["name"] for r in result["runs"]] == ["ceph-librados", "ceph-rgw-swift-api", "swift"]
+    data = result["comparison"]
 
     runs = data["runs"]
     assert [(r["cluster_kind"], r["api"]) for r in runs] == [
