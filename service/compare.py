@@ -31,8 +31,10 @@ SELF_HEALING = (
     "and waits for the restore (its time_to_full_redundancy_s is normally n/a, compare the "
     "after-restore figure).")
 FULLY_REDUNDANT = (
-    "Swift 'fully redundant' means dispersion 100%, no handoff partitions and a replication "
-    "pass completed after the restore; Ceph's means HEALTH_OK with all PGs active+clean.")
+    "Swift 'fully redundant' means every server answering, dispersion 100% (a 25% sample "
+    "of partitions) and no handoff partition on any ring, and after the restore also an "
+    "object replication pass on every node that began after it; Ceph's means HEALTH_OK "
+    "with all PGs active+clean and, after the restore, every OSD up and in.")
 RGW_PATH = (
     "librados and the Swift API through RGW load the same Ceph cluster through different "
     "paths: RGW adds an HTTP gateway (its own threads, queues and timeouts) in front of the "
