@@ -34,7 +34,7 @@ from clusters.ceph_admin import CephAdmin
 from clusters.exceptions import ClusterError
 from clusters.paths import default_inventory
 
-from . import ceph_rgw, ceph_setup, disks, netns, procs, sshd
+from . import ceph_rgw, ceph_setup, disks, netns, procs, sshd, teardown
 from .ceph_layout import (
     CLUSTER_NAME,
     HEALTH_TIMEOUT,
@@ -168,20 +168,10 @@ def _clear_leftovers(lab: CephLab) -> None:
         procs.remove_stale(lab.ssh.pid_file(node), "sshd")
 
 
-def _release_disks(lab: CephLab) -> None:
-    """Unmount everything under the lab dir and detach every loop device of its images."""
-    for mount_point in disks.mounts_under(lab.home):
-        disks.unmount(mount_point)
-    for osd in range(OSD_COUNT):
-        disks.detach_loops(lab.image(osd))
-    for device in disks.loop_devices_under(lab.home):
-        disks.detach(device)
-
-
 def _wipe_partial(lab: CephLab) -> None:
     """An initialisation that never finished: stop what it started and start over."""
     procs.stop_many(_stop_targets(lab, _ceph_daemons()))
-    _release_disks(lab)
+    teardown.release_disks(lab.home)
     if disks.mounts_under(lab.home):  # never delete through a live mount
         raise LabError(f"cannot wipe {lab.home}: still mounted: {disks.mounts_under(lab.home)}")
     for name in ("mon", "mgr", "osd", "disks", "crash", "rgw"):
@@ -321,14 +311,7 @@ def down(home: Path | None = None, purge: bool = False) -> dict[str, Any]:
     stopped |= procs.stop_many({**_stop_targets(lab, osds),
                                 **sshd.stop_targets(lab.nodes, lab.ssh)})
     stopped |= procs.stop_many(_stop_targets(lab, [f"mon.{MON_ID}", f"mgr.{MGR_ID}"]))
-    _release_disks(lab)
-    stray = [pid for ns in netns.existing_namespaces(NETWORK) for pid in netns.pids_in(ns)]
-    netns.delete_network(NETWORK)
-    if purge:
-        if disks.mounts_under(lab.home):
-            raise LabError(f"not purging {lab.home}: still mounted: "
-                           f"{disks.mounts_under(lab.home)}")
-        shutil.rmtree(lab.home, ignore_errors=True)
+    stray = teardown.remove(lab.home, NETWORK, purge)
     left = leftovers(home)
     if stray:
         # started by someone else in our namespaces; we only signal PIDs of our pid files

@@ -113,13 +113,7 @@ def start_daemon(argv: list[str], pid_file: Path, log_file: Path, *, program: st
     if pid is not None:
         return pid
     pid_file.unlink(missing_ok=True)  # so an old file cannot pass for the new daemon's
-    log_file.parent.mkdir(parents=True, exist_ok=True)
-    with open(log_file, "ab") as log:
-        launcher = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                  preexec_fn=no_core_dumps, start_new_session=True,
-                                  timeout=timeout)
-    if launcher.returncode != 0:
-        raise DaemonError(f"{' '.join(argv)} exited {launcher.returncode} (see {log_file})")
+    run_detached(argv, log_file, timeout)
     return wait_for_pid_file(pid_file, program=program, timeout=timeout, log_file=log_file)
 
 

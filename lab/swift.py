@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import logging
-import shutil
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -27,7 +26,7 @@ from clusters import inventory
 from clusters.paths import default_inventory
 from clusters.swift_admin import SwiftAdmin, answers_healthcheck
 
-from . import disks, netns, procs, sshd, swift_api, swift_layout, swift_rings
+from . import disks, netns, procs, sshd, swift_api, swift_layout, swift_rings, teardown
 from .ceph_layout import LabError
 from .swift_layout import (
     AUTH_USER,
@@ -177,13 +176,6 @@ def _clear_leftovers(lab: SwiftLab) -> None:
         procs.remove_stale(lab.ssh.pid_file(node), "sshd")
 
 
-def _release_disks(lab: SwiftLab) -> None:
-    for mount_point in disks.mounts_under(lab.home):
-        disks.unmount(mount_point)
-    for device in disks.loop_devices_under(lab.home):
-        disks.detach(device)
-
-
 def _populate_dispersion_once(lab: SwiftLab) -> None:
     """The dispersion report needs its sample objects: written once per lab, after the rings."""
     marker = lab.home / "dispersion-populated"
@@ -255,14 +247,7 @@ def down(home: Path | None = None, purge: bool = False) -> dict[str, Any]:
     inventory.remove_cluster(default_inventory(), CLUSTER_NAME)
     stopped = procs.stop_many({**_local_targets(lab), **_node_targets(lab),
                                **sshd.stop_targets(lab.nodes, lab.ssh)}, group=True)
-    _release_disks(lab)
-    stray = [pid for ns in netns.existing_namespaces(NETWORK) for pid in netns.pids_in(ns)]
-    netns.delete_network(NETWORK)
-    if purge:
-        if disks.mounts_under(lab.home):
-            raise LabError(f"not purging {lab.home}: still mounted: "
-                           f"{disks.mounts_under(lab.home)}")
-        shutil.rmtree(lab.home, ignore_errors=True)
+    stray = teardown.remove(lab.home, NETWORK, purge)
     left = leftovers(home)
     if stray:
         left["namespace_processes"] = stray

@@ -23,12 +23,17 @@ def _admin(configuration: dict | None) -> SwiftAdmin:
         raise ActivityFailed(str(exc)) from None
 
 
-def _state(configuration: dict | None) -> SwiftState:
+def _ask(configuration: dict | None, question):
+    """Ask the cluster through a SwiftAdmin; its errors fail the activity with their message."""
     try:
         with _admin(configuration) as admin:
-            return admin.state()
+            return question(admin)
     except ClusterError as exc:
         raise ActivityFailed(str(exc)) from None
+
+
+def _state(configuration: dict | None) -> SwiftState:
+    return _ask(configuration, lambda admin: admin.state())
 
 
 def healthy(configuration: dict = None) -> bool:
@@ -46,20 +51,12 @@ def cluster_state(configuration: dict = None) -> dict:
 def dispersion(configuration: dict = None) -> dict:
     """The dispersion report: object/container copies found of expected, objects missing
     one, two or all copies."""
-    try:
-        with _admin(configuration) as admin:
-            return admin.dispersion().as_dict()
-    except ClusterError as exc:
-        raise ActivityFailed(str(exc)) from None
+    return _ask(configuration, lambda admin: admin.dispersion().as_dict())
 
 
 def handoff_partitions(configuration: dict = None) -> dict:
     """Object partitions per node that sit on a device the ring does not place them on."""
-    try:
-        with _admin(configuration) as admin:
-            counts = admin.handoffs()
-    except ClusterError as exc:
-        raise ActivityFailed(str(exc)) from None
+    counts = _ask(configuration, lambda admin: admin.handoffs())
     if counts is None:
         raise ActivityFailed("could not list the devices of every storage node over SSH")
     return counts
@@ -67,11 +64,7 @@ def handoff_partitions(configuration: dict = None) -> dict:
 
 def replication_age(configuration: dict = None) -> dict:
     """Seconds since each node's last completed object replication pass (None: never)."""
-    try:
-        with _admin(configuration) as admin:
-            nodes = admin.recon()
-    except ClusterError as exc:
-        raise ActivityFailed(str(exc)) from None
+    nodes = _ask(configuration, lambda admin: admin.recon())
     now = time.time()
     return {n.node: None if n.replication_last is None else round(now - n.replication_last, 1)
             for n in nodes}
@@ -80,11 +73,7 @@ def replication_age(configuration: dict = None) -> dict:
 def recon(configuration: dict = None) -> dict:
     """Per storage node: which servers answer, unmounted devices, the last object
     replication pass (end and length), async pendings and disk usage (fraction used)."""
-    try:
-        with _admin(configuration) as admin:
-            nodes = admin.recon()
-    except ClusterError as exc:
-        raise ActivityFailed(str(exc)) from None
+    nodes = _ask(configuration, lambda admin: admin.recon())
     return {n.node: {"servers_up": n.servers_up, "unmounted": list(n.unmounted),
                      "replication_last": n.replication_last,
                      "replication_seconds": n.replication_seconds,

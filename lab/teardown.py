@@ -1,0 +1,32 @@
+"""What every lab's `down` does after its daemons stopped: free the disks, remove the
+network, optionally delete the data. Shared by the Ceph and the Swift lab."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from . import disks, netns
+from .ceph_layout import LabError
+
+
+def release_disks(home: Path) -> None:
+    """Unmount everything under the lab's home and detach every loop device of its images."""
+    for mount_point in disks.mounts_under(home):
+        disks.unmount(mount_point)
+    for device in disks.loop_devices_under(home):
+        disks.detach(device)
+
+
+def remove(home: Path, network: netns.LabNetwork, purge: bool) -> list[int]:
+    """Free the disks, delete the network (and the data if `purge`); return the PIDs of
+    processes that were still in the lab's namespaces (not ours: we only signal PIDs of
+    our pid files)."""
+    release_disks(home)
+    stray = [pid for ns in netns.existing_namespaces(network) for pid in netns.pids_in(ns)]
+    netns.delete_network(network)
+    if purge:
+        if disks.mounts_under(home):  # never delete through a live mount
+            raise LabError(f"not purging {home}: still mounted: {disks.mounts_under(home)}")
+        shutil.rmtree(home, ignore_errors=True)
+    return stray
