@@ -34,7 +34,7 @@ from clusters.ceph_admin import CephAdmin
 from clusters.exceptions import ClusterError
 from clusters.paths import default_inventory
 
-from . import ceph_rgw, ceph_setup, disks, netns, procs, sshd, teardown
+from . import ceph_rgw, ceph_setup, disks, netns, procs, script, sshd, teardown
 from .ceph_layout import (
     CLUSTER_NAME,
     HEALTH_TIMEOUT,
@@ -351,18 +351,7 @@ def status(home: Path | None = None) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    if args[:1] == ["up"]:
-        print(json.dumps(up(), indent=2))
-    elif args[:1] == ["down"]:
-        print(json.dumps(down(purge="--purge" in args), indent=2))
-    elif args[:1] == ["status"]:
-        print(json.dumps(status(), indent=2))
-    else:
-        print("usage: python -m lab.ceph up | down [--purge] | status", file=sys.stderr)
-        return 2
-    return 0
+    return script.main("ceph", up, down, status, argv)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from clusters.paths import state_dir
 
-from . import netns, sshd
+from . import netns
+from .lab_home import LabHome
 
 CLUSTER_NAME = "lab-ceph"
 POOL = "faultline"
@@ -40,10 +41,8 @@ class LabError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class CephLab:
+class CephLab(LabHome):
     """Where everything of one Ceph lab lives, and how its parts are named."""
-
-    home: Path
 
     @property
     def nodes(self) -> list[netns.LabNode]:
@@ -55,18 +54,6 @@ class CephLab:
     @property
     def conf(self) -> Path:
         return self.home / "ceph.conf"
-
-    @property
-    def state_file(self) -> Path:
-        return self.home / "lab.json"
-
-    @property
-    def run_dir(self) -> Path:
-        return self.home / "run"
-
-    @property
-    def log_dir(self) -> Path:
-        return self.home / "log"
 
     def pid_file(self, daemon: str) -> Path:
         return self.run_dir / f"ceph-{ceph_name(daemon)}.pid"  # = pid_file in ceph.conf
@@ -81,13 +68,6 @@ class CephLab:
 
     def image(self, osd: int) -> Path:
         return self.home / "disks" / f"osd{osd}.img"
-
-    @property
-    def ssh(self) -> sshd.SshdLayout:
-        # the client key is shared with other labs: one key for the whole lab machine
-        return sshd.SshdLayout(directory=self.home / "sshd", run_dir=self.run_dir,
-                               log_dir=self.log_dir,
-                               client_key=self.home.parent / "ssh" / "id_ed25519")
 
     def start_command(self, daemon: str) -> str:
         """Shell command that starts a daemon (on its node, for an OSD); it daemonizes itself.

@@ -14,7 +14,6 @@ the actions that restart a server later use a command known to work.
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 import time
@@ -26,7 +25,7 @@ from clusters import inventory
 from clusters.paths import default_inventory
 from clusters.swift_admin import SwiftAdmin, answers_healthcheck
 
-from . import disks, netns, procs, sshd, swift_api, swift_layout, swift_rings, teardown
+from . import disks, netns, procs, script, sshd, swift_api, swift_layout, swift_rings, teardown
 from .ceph_layout import LabError
 from .swift_layout import (
     AUTH_USER,
@@ -276,18 +275,7 @@ def status(home: Path | None = None) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    if args[:1] == ["up"]:
-        print(json.dumps(up(), indent=2))
-    elif args[:1] == ["down"]:
-        print(json.dumps(down(purge="--purge" in args), indent=2))
-    elif args[:1] == ["status"]:
-        print(json.dumps(status(), indent=2))
-    else:
-        print("usage: python -m lab.swift up | down [--purge] | status", file=sys.stderr)
-        return 2
-    return 0
+    return script.main("swift", up, down, status, argv)
 
 
 if __name__ == "__main__":

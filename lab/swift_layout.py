@@ -20,7 +20,8 @@ from pathlib import Path
 
 from clusters.paths import state_dir
 
-from . import netns, sshd
+from . import netns
+from .lab_home import LabHome
 
 CLUSTER_NAME = "lab-swift"
 NETWORK = netns.SWIFT_NETWORK
@@ -63,10 +64,8 @@ def programs_of_node() -> list[str]:
 
 
 @dataclass(frozen=True)
-class SwiftLab:
+class SwiftLab(LabHome):
     """Where everything of one Swift lab lives, and how its parts are named."""
-
-    home: Path
 
     @property
     def nodes(self) -> list[netns.LabNode]:
@@ -88,20 +87,8 @@ class SwiftLab:
         return self.home / "shim"
 
     @property
-    def run_dir(self) -> Path:
-        return self.home / "run"
-
-    @property
-    def log_dir(self) -> Path:
-        return self.home / "log"
-
-    @property
     def key_file(self) -> Path:
         return self.etc / "tester.key"
-
-    @property
-    def state_file(self) -> Path:
-        return self.home / "lab.json"
 
     def device(self, node: netns.LabNode) -> str:
         return f"d{node.index}"
@@ -134,12 +121,6 @@ class SwiftLab:
 
     def log_file(self, service: str) -> Path:
         return self.log_dir / f"{service}.log"
-
-    @property
-    def ssh(self) -> sshd.SshdLayout:
-        return sshd.SshdLayout(directory=self.home / "sshd", run_dir=self.run_dir,
-                               log_dir=self.log_dir,
-                               client_key=self.home.parent / "ssh" / "id_ed25519")
 
     @property
     def auth_url(self) -> str:
