@@ -34,7 +34,7 @@ from clusters.ceph_admin import CephAdmin
 from clusters.exceptions import ClusterError
 from clusters.paths import default_inventory
 
-from . import ceph_rgw, ceph_setup, disks, netns, procs, script, sshd, teardown
+from . import ceph_rgw, ceph_setup, disks, netns, procs, script, sshd, teardown, zones
 from .ceph_layout import (
     CLUSTER_NAME,
     HEALTH_TIMEOUT,
@@ -147,7 +147,7 @@ def inventory_spec(lab: CephLab) -> dict[str, Any]:
         "ssh": {"user": "root", "port": sshd.PORT, "key_file": str(ssh.client_key),
                 "known_hosts": str(ssh.known_hosts), "verify_host_keys": True},
         "nodes": [{"name": n.name, "address": n.address,
-                   "zone": "zone1" if n.index <= 2 else "zone2", "netns": n.netns}
+                   "zone": zones.zone_name(n.index), "netns": n.netns}
                   for n in nodes],
         "disks": [{"node": lab.node_of(osd).name, "device": str(lab.image(osd)),
                    "mount": str(lab.osd_dir(osd)), "osd": osd} for osd in range(OSD_COUNT)],
@@ -248,6 +248,8 @@ def up(home: Path | None = None, timeout: float = HEALTH_TIMEOUT) -> dict[str, A
         # OSDs start in parallel: each replays its BlueStore WAL for a few seconds
         with ThreadPoolExecutor(max_workers=OSD_COUNT) as pool:
             list(pool.map(lambda osd: _start_osd(lab, osd), range(OSD_COUNT)))
+        ceph_setup.ensure_crush_zones(admin, {n.name: zones.zone_name(n.index)
+                                              for n in lab.nodes})
         ceph_setup.ensure_pools(admin)
         ceph_setup.configure_prometheus(admin)
         ceph_setup.ensure_prometheus_enabled(admin)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from clusters.paths import state_dir
 
-from . import netns
+from . import netns, zones
 from .lab_home import LabHome
 
 CLUSTER_NAME = "lab-ceph"
@@ -31,7 +31,10 @@ RGW_POOLS = (".rgw.root", "default.rgw.control", "default.rgw.meta", "default.rg
              "default.rgw.buckets.non-ec")
 RGW_POOL_PGS = 8
 RGW_TIMEOUT = 120.0
-BLOCK_BYTES = 5 * 1024**3  # BlueStore's default block file is 100 GiB; the image is 6 GiB
+# BlueStore's default block file is 100 GiB; the image is 6 GiB. Small, so a fill to 75% is
+# ~3 GiB of writes; zone2's and zone3's single OSDs get twice zone1's (lab/zones.py)
+BLOCK_UNIT_BYTES = 2 * 1024**3
+CRUSH_RULE = "faultline-zone"  # replicated, one copy per zone
 HEALTH_TIMEOUT = 600.0
 CLEAN_POLLS = 5  # after an OSD boots every PG looks clean for ~3 s before peering starts
 
@@ -65,6 +68,9 @@ class CephLab(LabHome):
 
     def osd_dir(self, osd: int) -> Path:
         return self.home / "osd" / f"ceph-{osd}"
+
+    def block_bytes(self, osd: int) -> int:
+        return BLOCK_UNIT_BYTES * zones.capacity_units(self.node_of(osd).index)
 
     def image(self, osd: int) -> Path:
         return self.home / "disks" / f"osd{osd}.img"
@@ -163,7 +169,6 @@ mgr_data = {home}/mgr/$cluster-$id
 {daemon_common}osd_data = {home}/osd/$cluster-$id
 osd_objectstore = bluestore
 bluestore_block_create = true
-bluestore_block_size = {BLOCK_BYTES}
 osd_memory_target = {1024**3}
 osd_recovery_sleep_hdd = 0
 osd_recovery_sleep_ssd = 0
@@ -172,7 +177,9 @@ osd_max_backfills = 4
 """
     for osd in range(OSD_COUNT):
         node = lab.node_of(osd)
-        text += (f"\n[osd.{osd}]\ncrush_location = root=default host={node.name}\n"
+        text += (f"\n[osd.{osd}]\ncrush_location = root=default "
+                 f"zone={zones.zone_name(node.index)} host={node.name}\n"
+                 f"bluestore_block_size = {lab.block_bytes(osd)}\n"
                  f"public_addr = {node.address}\ncluster_addr = {node.address}\n")
     text += f"""
 [{ceph_name(RGW_DAEMON)}]

@@ -12,6 +12,7 @@ from clusters.ceph_admin import CephAdmin, CephState
 
 from .ceph_layout import (
     CLEAN_POLLS,
+    CRUSH_RULE,
     HEALTH_TIMEOUT,
     OSD_COUNT,
     POOL,
@@ -68,8 +69,40 @@ def _together(admin: CephAdmin, commands: list[tuple[str, dict[str, Any]]]) -> N
             future.result()
 
 
+def ensure_crush_zones(admin: CephAdmin, zone_of_host: dict[str, str]) -> None:
+    """Put each host bucket under its zone bucket (lab/zones.py). An OSD's crush_location
+    places it only when it is first created, so a lab made before zones existed, or whose
+    OSDs came up before the mon knew a zone, is moved here; moving an item where it is
+    already changes nothing."""
+    tree = admin.command("osd tree")
+    buckets = {n["name"]: n for n in tree["nodes"]}
+    children = {child for n in tree["nodes"] for child in n.get("children", [])}
+    for zone in sorted(set(zone_of_host.values())):
+        if zone not in buckets:
+            admin.command("osd crush add-bucket", name=zone, type="zone")
+        if zone not in buckets or buckets[zone]["id"] not in children:
+            admin.command("osd crush move", name=zone, args=["root=default"])
+    tree = admin.command("osd tree")
+    parent = {child: n["name"] for n in tree["nodes"] for child in n.get("children", [])}
+    ids = {n["name"]: n["id"] for n in tree["nodes"]}
+    for host, zone in zone_of_host.items():
+        if host in ids and parent.get(ids[host]) != zone:
+            admin.command("osd crush move", name=host, args=[f"zone={zone}"])
+
+
+def ensure_crush_rule(admin: CephAdmin) -> int:
+    """The replicated rule that puts each copy in another zone (lab/zones.py); its id."""
+    rules = {r["rule_name"]: r["rule_id"] for r in admin.command("osd crush rule dump")}
+    if CRUSH_RULE not in rules:
+        admin.command("osd crush rule create-replicated", name=CRUSH_RULE, root="default",
+                      type="zone")
+        rules = {r["rule_name"]: r["rule_id"] for r in admin.command("osd crush rule dump")}
+    return rules[CRUSH_RULE]
+
+
 def ensure_pools(admin: CephAdmin) -> None:
-    """Faultline's pool and RGW's, size 3 / min_size 2, each tagged with its application.
+    """Faultline's pool and RGW's, size 3 / min_size 2 on the zone rule, each tagged with its
+    application.
 
     RGW's pools are made before RGW runs, so they peer within the one wait for HEALTH_OK
     (RGW would make its bucket pools only at the first bucket, after `up` saw HEALTH_OK),
@@ -77,16 +110,18 @@ def ensure_pools(admin: CephAdmin) -> None:
     earlier `up` left half done is completed.
     """
     wanted = {POOL: (POOL_PGS, "rados"), **{p: (RGW_POOL_PGS, "rgw") for p in RGW_POOLS}}
+    rule = ensure_crush_rule(admin)
     existing = {p["pool_name"]: p for p in admin.command("osd pool ls", detail="detail")}
     _together(admin, [("osd pool create", {"pool": name, "pg_num": pgs, "pgp_num": pgs,
-                                           "pool_type": "replicated"})
+                                           "pool_type": "replicated", "rule": CRUSH_RULE})
                       for name, (pgs, _) in wanted.items() if name not in existing])
     fixes: list[tuple[str, dict[str, Any]]] = []
     for name, (_, app) in wanted.items():
         pool = existing.get(name, {})
-        for var, val in (("size", 3), ("min_size", 2)):
+        for var, val in (("size", 3), ("min_size", 2), ("crush_rule", rule)):
             if pool.get(var) != val:
-                fixes.append(("osd pool set", {"pool": name, "var": var, "val": str(val)}))
+                value = CRUSH_RULE if var == "crush_rule" else str(val)
+                fixes.append(("osd pool set", {"pool": name, "var": var, "val": value}))
         if app not in pool.get("application_metadata", {}):
             fixes.append(("osd pool application enable", {"pool": name, "app": app}))
     _together(admin, fixes)

@@ -107,7 +107,7 @@ def _mount(lab: SwiftLab, node: netns.LabNode) -> None:
         return
     disks.unmount(mount_point)
     disks.detach_loops(lab.image(node))  # freed once the dead fs lets go (autoclear)
-    disks.create_image(lab.image(node), size=swift_layout.DISK_BYTES)
+    disks.create_image(lab.image(node), size=swift_layout.disk_bytes(node))
     disks.mount_fresh(lab.image(node), mount_point)
 
 

@@ -5,7 +5,8 @@ namespace on 127.0.0.1; four storage nodes flswift1..4 at 10.78.0.11-14 on
 their own bridge, each with one loop-mounted XFS device `dK`, account,
 container and object servers (pipeline healthcheck + recon + server), their
 replicators, auditors and updaters, and an rsync daemon for replication.
-Zones: node1-2 are zone 1, node3-4 zone 2; rings keep 3 replicas.
+Zones (lab/zones.py): node1-2 are zone 1, node3 zone 2, node4 zone 3; rings keep 3
+replicas, one per zone, and node3's and node4's devices are twice the size (and weight).
 
 Swift 2.30 reads /etc/swift/swift.conf from a hard-wired path. The lab does not
 own /etc/swift: every Swift process gets PYTHONPATH with a `sitecustomize.py`
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from clusters.paths import state_dir
 
-from . import netns
+from . import netns, zones
 from .lab_home import LabHome
 
 CLUSTER_NAME = "lab-swift"
@@ -35,7 +36,7 @@ SERVER_TYPES = ("object", "container", "account")
 PART_POWER = 8  # objects
 DB_PART_POWER = 6  # accounts and containers: the container updater forks per partition
 REPLICAS = 3
-DISK_BYTES = 512 * 1024**2
+DISK_UNIT_BYTES = 512 * 1024**2  # times zones.capacity_units of the node
 AUTH_USER = "test:tester"
 AUTH_KEY = "testing"  # tempauth needs it in the proxy config; lab only
 # background daemons of each server type (the reaper only matters for deleted accounts)
@@ -54,7 +55,11 @@ HEALTH_TIMEOUT = 120.0
 
 
 def zone_of(node: netns.LabNode) -> int:
-    return 1 if node.index <= NODE_COUNT // 2 else 2
+    return zones.zone_number(node.index)
+
+
+def disk_bytes(node: netns.LabNode) -> int:
+    return DISK_UNIT_BYTES * zones.capacity_units(node.index)
 
 
 def programs_of_node() -> list[str]:

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from . import zones
 from .ceph_layout import LabError
 from .swift_layout import (
     DB_PART_POWER,
@@ -52,7 +53,8 @@ def _build(lab: SwiftLab) -> None:
             builder.add_dev({"region": 1, "zone": zone_of(node), "ip": node.address,
                              "port": port, "replication_ip": node.address,
                              "replication_port": port, "device": lab.device(node),
-                             "weight": 100, "meta": node.name})
+                             "weight": 100 * zones.capacity_units(node.index),
+                             "meta": node.name})
         builder.rebalance()
         builder.save(str(lab.etc / f"{server_type}.builder"))
         ring = lab.etc / f"{server_type}.ring.gz"
