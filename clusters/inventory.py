@@ -60,6 +60,10 @@ class Node:
     zone: str | None = None
     ssh: SshAccess = field(default_factory=SshAccess)
     netns: str | None = None  # lab only: the network namespace that is this node
+    # how to power the node off and on (clusters/power.py): {"type": "ipmi", "address": BMC,
+    # "user": ..., "password_file": ...}; {"type": "ssh"} (stop its storage daemons and drop
+    # its traffic); none: the lab's namespace if `netns`, else "ssh"
+    power: dict | None = None
 
 
 @dataclass(frozen=True)
@@ -113,6 +117,23 @@ class Cluster:
 
     def services_of_kind(self, kind: str) -> list[Service]:
         return [s for s in self.services if s.kind == kind]
+
+    def services_on(self, node: str) -> list[Service]:
+        return [s for s in self.services if s.node == node]
+
+    def disks_on(self, node: str) -> list[Disk]:
+        return [d for d in self.disks if d.node == node]
+
+    @property
+    def zones(self) -> list[str]:
+        return sorted({n.zone for n in self.nodes if n.zone})
+
+    def nodes_in_zone(self, zone: str) -> list[Node]:
+        nodes = [n for n in self.nodes if n.zone == zone]
+        if not nodes:
+            raise UnknownCluster(f"cluster {self.name!r} has no zone {zone!r} "
+                                 f"(zones: {', '.join(self.zones) or 'none'})")
+        return nodes
 
 
 def load_inventory(path: str | Path) -> dict[str, Cluster]:
@@ -223,8 +244,21 @@ def _parse_node(where: str, raw: Any, ssh_defaults: dict, problems: list[str]) -
     if not isinstance(ssh.verify_host_keys, bool):
         problems.append(f"{where}: node {raw['name']} ssh verify_host_keys must be true or "
                         f"false, not {ssh.verify_host_keys!r}")
+    power = raw.get("power")
+    if power is not None:
+        kinds = ("ipmi", "ssh", "netns")
+        if not isinstance(power, dict) or power.get("type") not in kinds:
+            problems.append(f"{where}: node {raw['name']} power.type must be one of "
+                            f"{', '.join(kinds)}, not {power!r}")
+        elif power["type"] == "ipmi":
+            lacking = [k for k in ("address", "user", "password_file") if not power.get(k)]
+            if lacking:
+                problems.append(f"{where}: node {raw['name']} power (ipmi) lacks "
+                                f"{', '.join(lacking)}")
+        elif power["type"] == "netns" and not raw.get("netns"):
+            problems.append(f"{where}: node {raw['name']} power netns needs the node's netns")
     return Node(name=str(raw["name"]), address=str(raw["address"]), zone=raw.get("zone"),
-                ssh=ssh, netns=raw.get("netns"))
+                ssh=ssh, netns=raw.get("netns"), power=power)
 
 
 def _list(spec: dict, key: str, where: str, problems: list[str]) -> list:

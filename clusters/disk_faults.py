@@ -1,0 +1,74 @@
+"""Fail a node's disk for real and bring it back, over SSH on the node that has it.
+
+Failing is what a dead disk does to XFS: `xfs_io -x -c "shutdown -f"` makes every
+I/O of the filesystem return EIO at once, then the filesystem is unmounted
+(lazily: daemons still hold files there), as an operator or the kernel would.
+Restoring mounts it again, which replays the log, so the data is back; or, with
+`replace`, a fresh empty filesystem is made first, as after a disk swap.
+
+A disk whose device is a regular file (the lab's loop-mounted images) is
+attached to a NEW loop device: the old one still carries the shut-down
+filesystem while processes keep files open on it, and `mount -o loop` would hand
+that dead instance back. `nouuid`, because that stale instance has the same UUID.
+Mounts are read from /proc/mounts: after a shutdown even `stat` of the mount fails.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from .exceptions import RemoteCommandFailed
+from .inventory import Cluster, Disk
+from .ssh import run_on_node
+
+
+def _is_mounted(mount: str) -> str:
+    return f"awk -v m={shlex.quote(mount)} '$2 == m {{ found = 1 }} END {{ exit !found }}' " \
+           "/proc/mounts"
+
+
+def fail_command(disk: Disk) -> str:
+    mount = shlex.quote(disk.mount)
+    return (f"{_is_mounted(disk.mount)} || {{ echo '{disk.mount} is not mounted' >&2; exit 3; }}"
+            f"; xfs_io -x -c 'shutdown -f' {mount} && umount -l {mount}")
+
+
+def restore_command(disk: Disk, replace: bool = False) -> str:
+    """Mount the disk again (idempotent: a healthy mount is left alone)."""
+    mount, device = shlex.quote(disk.mount), shlex.quote(disk.device)
+    mkfs = "mkfs.xfs -q -f \"$dev\" && " if replace else ""
+    return (
+        # a mount that answers is healthy: nothing to do (unless it is to be replaced)
+        f"if {_is_mounted(disk.mount)} && ls {mount} >/dev/null 2>&1 && [ {int(replace)} = 0 ];"
+        f" then exit 0; fi; "
+        f"while {_is_mounted(disk.mount)}; do umount -l {mount} || exit 4; done; "
+        f"mkdir -p {mount}; "
+        f"if [ -f {device} ]; then dev=$(losetup -f --show {device}) || exit 5; "
+        f"{mkfs}mount -t xfs -o noatime,nouuid \"$dev\" {mount} "
+        f"|| {{ losetup -d \"$dev\"; exit 6; }}; "
+        f"else dev={device}; {mkfs}"
+        f"if grep -qs \"[[:space:]]{disk.mount}[[:space:]]\" /etc/fstab; "
+        f"then mount {mount}; else mount {device} {mount}; fi; fi")
+
+
+def is_healthy_command(disk: Disk) -> str:
+    return (f"{_is_mounted(disk.mount)} && ls {shlex.quote(disk.mount)} >/dev/null 2>&1 "
+            "&& echo yes || echo no")
+
+
+def fail(cluster: Cluster, disk: Disk) -> None:
+    run_on_node(cluster.node(disk.node), fail_command(disk), timeout=60)
+
+
+def restore(cluster: Cluster, disk: Disk, replace: bool = False) -> None:
+    run_on_node(cluster.node(disk.node), restore_command(disk, replace), timeout=300)
+
+
+def is_healthy(cluster: Cluster, disk: Disk) -> bool:
+    """Mounted and readable (a shut-down XFS fails even `ls`)."""
+    out = run_on_node(cluster.node(disk.node), is_healthy_command(disk), timeout=60,
+                      check=False).stdout.strip()
+    if out not in ("yes", "no"):
+        raise RemoteCommandFailed(f"cannot tell whether {disk.mount} on {disk.node} is "
+                                  f"healthy: {out!r}")
+    return out == "yes"

@@ -1,0 +1,138 @@
+"""Power a node off and on, the way its inventory entry says it can be.
+
+- `netns` (the lab): the node is a network namespace on this machine. Off = its
+  cable is pulled (the bridge side of its veth goes down) and then every daemon of
+  the node is SIGKILLed by PID, so peers see silence (timeouts), as with a dead
+  server, not refused connections. On = link up, daemons started over SSH.
+- `ipmi`: the node's BMC, through `ipmitool` (chassis power off/on). After power
+  on, Faultline waits for SSH and starts whatever daemon is not running (systemd
+  units usually start themselves).
+- `ssh` (a remote node with no BMC): over SSH, the node's traffic is dropped by
+  nftables (clusters/firewall.py, SSH excepted) and then every storage daemon of
+  the node is SIGKILLed. On = rules removed, daemons started.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shlex
+import subprocess
+import time
+
+from . import firewall, services
+from .exceptions import NodeUnreachable, RemoteCommandFailed
+from .inventory import Cluster, Node
+from .ssh import run_on_node
+
+SSH_BACK_TIMEOUT_S = 600.0
+
+
+def controller_of(node: Node) -> str:
+    if node.power:
+        return node.power["type"]
+    return "netns" if node.netns else "ssh"
+
+
+def veth_of(node: Node) -> str:
+    """The bridge side of a lab node's veth pair (lab/netns.py names it v<netns>)."""
+    return f"v{node.netns}"
+
+
+def _local(*argv: str) -> None:
+    done = subprocess.run(list(argv), capture_output=True, text=True, timeout=60)
+    if done.returncode != 0:
+        raise RemoteCommandFailed(f"`{' '.join(argv)}` exited {done.returncode}: "
+                                  f"{done.stderr.strip()}")
+
+
+def _ipmi(node: Node, action: str) -> None:
+    power = node.power or {}
+    _local("ipmitool", "-I", power.get("interface", "lanplus"), "-H", power["address"],
+           "-U", power["user"], "-f", power["password_file"], "chassis", "power", action)
+
+
+def _kill_daemons(cluster: Cluster, node: Node, here: bool) -> list[str]:
+    """SIGKILL every daemon of the node; `here`: through its pid files on this machine."""
+    killed = []
+    for service in cluster.services_on(node.name):
+        target = dataclasses.replace(service, node=None) if here else service
+        if services.pid_of(cluster, target) is not None:
+            services.kill(cluster, target, "KILL")
+            killed.append(service.name)
+    return killed
+
+
+def _wait_for_ssh(node: Node, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            run_on_node(node, "true", timeout=10)
+            return
+        except NodeUnreachable as exc:
+            if time.monotonic() > deadline:
+                raise NodeUnreachable(f"node {node.name} not reachable over SSH "
+                                      f"{timeout_s:.0f} s after power on: {exc}") from None
+            time.sleep(2)
+
+
+def _start_daemons(cluster: Cluster, node: Node) -> list[str]:
+    started = []
+    for service in cluster.services_on(node.name):
+        if services.pid_of(cluster, service) is None:
+            services.start(cluster, service)
+            started.append(service.name)
+    return started
+
+
+def power_off(cluster: Cluster, node_name: str) -> dict:
+    node = cluster.node(node_name)
+    how = controller_of(node)
+    if how == "netns":
+        _local("ip", "link", "set", veth_of(node), "down")
+        killed = _kill_daemons(cluster, node, here=True)
+    elif how == "ipmi":
+        _ipmi(node, "off")
+        killed = ["(whole machine)"]
+    else:
+        firewall.isolate(node)
+        killed = _kill_daemons(cluster, node, here=False)
+    return {"node": node.name, "how": how, "killed": killed}
+
+
+def power_on(cluster: Cluster, node_name: str, timeout_s: float = SSH_BACK_TIMEOUT_S) -> dict:
+    """Power the node on and start its daemons (idempotent: a running node is left alone)."""
+    node = cluster.node(node_name)
+    how = controller_of(node)
+    if how == "netns":
+        _local("ip", "link", "set", veth_of(node), "up")
+    elif how == "ipmi":
+        _ipmi(node, "on")
+    _wait_for_ssh(node, timeout_s)
+    if how == "ssh":
+        firewall.rejoin(node)
+    return {"node": node.name, "how": how, "started": _start_daemons(cluster, node)}
+
+
+def is_off(cluster: Cluster, node_name: str) -> bool:
+    """Whether the node is powered off as far as this controller can tell."""
+    node = cluster.node(node_name)
+    how = controller_of(node)
+    if how == "netns":
+        out = subprocess.run(["ip", "-o", "link", "show", "dev", veth_of(node)],
+                             capture_output=True, text=True).stdout
+        return "state DOWN" in out or ",UP" not in out.split(">")[0]
+    if how == "ipmi":
+        power = node.power or {}
+        out = subprocess.run(["ipmitool", "-I", power.get("interface", "lanplus"), "-H",
+                              power["address"], "-U", power["user"], "-f",
+                              power["password_file"], "chassis", "power", "status"],
+                             capture_output=True, text=True, timeout=60).stdout
+        return "off" in out.lower()
+    return firewall.is_isolated(node)
+
+
+def describe(node: Node) -> str:
+    how = controller_of(node)
+    if how == "ipmi":
+        return f"BMC {shlex.quote((node.power or {}).get('address', '?'))} (ipmitool)"
+    return {"netns": f"lab link {veth_of(node)}", "ssh": "nftables over SSH"}[how]
