@@ -13,7 +13,8 @@ from chaoslib.discovery.discover import (
     initialize_discovery_result,
 )
 
-ACTION_MODULES = ("actions.ceph", "actions.swift")
+ACTION_MODULES = ("actions.ceph", "actions.swift", "actions.disk", "actions.power",
+                  "actions.network", "actions.fill")
 PROBE_MODULES = ("probes.ceph", "probes.swift")
 
 

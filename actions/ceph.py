@@ -15,7 +15,12 @@ from clusters.config import cluster_from_configuration
 from clusters.exceptions import ClusterError
 from clusters.inventory import Cluster, Service
 
-__all__ = ["kill_osd", "start_osd"]
+from .safety import check_blast_radius, ledger_before, ledger_restored
+
+__all__ = ["kill_osd", "start_osd", "kill_daemon", "start_daemon"]
+
+# daemons other than OSDs that kill_daemon takes (OSDs: kill_osd, with the guard)
+DAEMON_KINDS = ("mon", "mgr", "rgw")
 
 
 def _osd(cluster: Cluster, osd_id: int) -> Service:
@@ -25,8 +30,22 @@ def _osd(cluster: Cluster, osd_id: int) -> Service:
         raise ActivityFailed(str(exc)) from None
 
 
+def _daemon(cluster: Cluster, daemon: str) -> Service:
+    try:
+        service = cluster.service(daemon)
+    except ClusterError as exc:
+        raise ActivityFailed(str(exc)) from None
+    if service.kind not in DAEMON_KINDS:
+        raise ActivityFailed(f"kill_daemon takes a {', '.join(DAEMON_KINDS)} daemon, not "
+                             f"{daemon!r} (use kill_osd for an OSD)")
+    return service
+
+
 def check_arguments(func: str, arguments: dict, cluster: Cluster) -> None:
-    """Before a run: a named OSD is in the inventory."""
+    """Before a run: a named OSD or daemon is in the inventory."""
+    if func in ("kill_daemon", "start_daemon"):
+        _daemon(cluster, str(arguments.get("daemon", "")))
+        return
     if func not in ("kill_osd", "start_osd"):
         return
     osd_id = arguments.get("osd_id", -1)
@@ -36,9 +55,11 @@ def check_arguments(func: str, arguments: dict, cluster: Cluster) -> None:
         _osd(cluster, osd_id)
 
 
-def kill_osd(osd_id: int = -1, configuration: dict = None) -> dict:
+def kill_osd(osd_id: int = -1, allow_unavailable: bool = False,
+             configuration: dict = None) -> dict:
     """Kill one OSD daemon with SIGKILL, as a crash would: the named one, or a random
-    running one when osd_id is -1. Returns the OSD id, its node and the PID killed."""
+    running one when osd_id is -1. Refused if it would leave data unavailable or with one
+    copy, unless allow_unavailable. Returns the OSD id, its node and the PID killed."""
     cluster = cluster_from_configuration(configuration)
     try:
         if osd_id < 0:
@@ -49,11 +70,17 @@ def kill_osd(osd_id: int = -1, configuration: dict = None) -> dict:
             service = random.choice(running)
         else:
             service = _osd(cluster, osd_id)
+        killed_id = int(service.name.split(".")[1])
+        verdict = check_blast_radius(cluster, f"kill {service.name}", allow_unavailable,
+                                     osds={killed_id})
+        ledger_before(cluster, f"daemon:{service.name}",
+                      f"{service.name} killed (SIGKILL) on {service.node}",
+                      "actions.ceph.start_osd", {"osd_id": killed_id})
         pid = services.kill(cluster, service, "KILL")
     except ClusterError as exc:
         raise ActivityFailed(f"kill_osd: {exc}") from None
-    return {"osd_id": int(service.name.split(".")[1]), "node": service.node, "pid": pid,
-            "signal": "KILL"}
+    return {"osd_id": killed_id, "node": service.node, "pid": pid, "signal": "KILL",
+            "guard": verdict}
 
 
 def start_osd(osd_id: int = -1, configuration: dict = None) -> dict:
@@ -67,6 +94,45 @@ def start_osd(osd_id: int = -1, configuration: dict = None) -> dict:
             if services.pid_of(cluster, service) is None:
                 services.start(cluster, service)
                 started.append(service.name)
+            ledger_restored(cluster, f"daemon:{service.name}")
     except ClusterError as exc:
         raise ActivityFailed(f"start_osd: {exc}") from None
     return {"started": started}
+
+
+def kill_daemon(daemon: str = "rgw.lab", allow_unavailable: bool = False,
+                configuration: dict = None) -> dict:
+    """Kill one mon, mgr or RGW daemon with SIGKILL (as the inventory names it, e.g.
+    "mon.a"). Killing a monitor is refused when the others would not keep a quorum,
+    unless allow_unavailable."""
+    cluster = cluster_from_configuration(configuration)
+    service = _daemon(cluster, daemon)
+    try:
+        if service.kind == "mon":
+            mons = cluster.services_of_kind("mon")
+            running = [m for m in mons if services.pid_of(cluster, m) is not None]
+            left = len([m for m in running if m.name != service.name])
+            if left <= len(mons) // 2 and not allow_unavailable:
+                raise ActivityFailed(
+                    f"refused: killing {service.name} leaves {left} of {len(mons)} monitors, "
+                    f"no quorum (a majority, {len(mons) // 2 + 1}, is needed): the whole "
+                    "cluster would stop serving (set allow_unavailable: true to inject anyway)")
+        ledger_before(cluster, f"daemon:{service.name}", f"{service.name} killed (SIGKILL)",
+                      "actions.ceph.start_daemon", {"daemon": service.name})
+        pid = services.kill(cluster, service, "KILL")
+    except ClusterError as exc:
+        raise ActivityFailed(f"kill_daemon: {exc}") from None
+    return {"daemon": service.name, "node": service.node, "pid": pid, "signal": "KILL"}
+
+
+def start_daemon(daemon: str = "rgw.lab", configuration: dict = None) -> dict:
+    """Start a mon, mgr or RGW daemon again (the restore of kill_daemon; idempotent)."""
+    cluster = cluster_from_configuration(configuration)
+    service = _daemon(cluster, daemon)
+    try:
+        was_running = services.pid_of(cluster, service) is not None
+        services.start(cluster, service)
+    except ClusterError as exc:
+        raise ActivityFailed(f"start_daemon: {exc}") from None
+    ledger_restored(cluster, f"daemon:{service.name}")
+    return {"daemon": service.name, "started": not was_running}

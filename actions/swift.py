@@ -17,6 +17,8 @@ from clusters.exceptions import ClusterError
 from clusters.inventory import Cluster, Service
 from clusters.swift_admin import DEFAULT_PORTS, SwiftAdmin, answers_healthcheck, proxy_address
 
+from .safety import check_blast_radius, ledger_before, ledger_restored
+
 __all__ = ["kill_server", "start_server"]
 
 SERVERS = ("object", "container", "account", "proxy")
@@ -57,18 +59,27 @@ def check_arguments(func: str, arguments: dict, cluster: Cluster) -> None:
         raise ActivityFailed(f"node {node} ({address}) holds no device of the {server} ring")
 
 
-def kill_server(server: str = "object", node: str = "node1",
+def kill_server(server: str = "object", node: str = "node1", allow_unavailable: bool = False,
                 configuration: dict = None) -> dict:
     """Kill one Swift server with SIGKILL, as a crash would: the `server` ("object",
     "container", "account" or "proxy") of storage node `node` (ignored for the proxy).
-    Returns the service, its node and the PID killed."""
+    Refused if it would leave data with fewer copies than a write quorum, unless
+    allow_unavailable. Returns the service, its node and the PID killed."""
     cluster = cluster_from_configuration(configuration)
     service = _service(cluster, server, node)
+    verdict = None
+    if server != "proxy":
+        keys = {f"{server}:{d.node}/{d.swift_device}" for d in cluster.disks_on(node)}
+        verdict = check_blast_radius(cluster, f"kill {service.name}", allow_unavailable,
+                                     swift_keys=keys)
+    ledger_before(cluster, f"daemon:{service.name}", f"{service.name} killed (SIGKILL)",
+                  "actions.swift.start_server", {"server": server, "node": node})
     try:
         pid = services.kill(cluster, service, "KILL")
     except ClusterError as exc:
         raise ActivityFailed(f"kill_server: {exc}") from None
-    return {"service": service.name, "node": service.node, "pid": pid, "signal": "KILL"}
+    return {"service": service.name, "node": service.node, "pid": pid, "signal": "KILL",
+            "guard": verdict}
 
 
 def start_server(server: str = "object", node: str = "node1", timeout_s: float = 60,
@@ -94,4 +105,5 @@ def start_server(server: str = "object", node: str = "node1", timeout_s: float =
             raise ActivityFailed(f"{service.name} started but not answering on "
                                  f"{address}:{port} after {timeout_s:.0f} s")
         time.sleep(0.2)
+    ledger_restored(cluster, f"daemon:{service.name}")
     return {"service": service.name, "node": service.node, "started": not was_running}

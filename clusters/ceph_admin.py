@@ -138,6 +138,18 @@ class CephAdmin:
             raise AdminCommandFailed(f"ceph {prefix} failed ({ret}): {err.strip()}")
         return json.loads(out) if out.strip() else None
 
+    def mgr_command(self, prefix: str, **args: Any) -> Any:
+        """Run a mgr command (e.g. `pg dump`) and return its decoded JSON output (or None)."""
+        cmd = {"prefix": prefix, "format": "json", **args}
+        try:
+            ret, out, err = self._rados.mgr_command(json.dumps(cmd), b"",
+                                                    timeout=int(self.timeout))
+        except rados.Error as exc:
+            raise AdminCommandFailed(f"ceph {prefix} (mgr): {exc}") from None
+        if ret != 0:
+            raise AdminCommandFailed(f"ceph {prefix} (mgr) failed ({ret}): {err.strip()}")
+        return json.loads(out) if out.strip() else None
+
     def status(self) -> dict[str, Any]:
         return self.command("status")
 

@@ -8,6 +8,8 @@
      +-- RemoteCommandFailed   a command on a node exited non-zero
      +-- AdminCommandFailed    a Ceph mon command failed or timed out
      +-- CredentialsError      client credentials are not configured or cannot be read
+     +-- FaultLedgerError      the local fault ledger file cannot be read
+     +-- BlastRadiusExceeded   a fault would leave data unavailable or on its last copy
 """
 
 
@@ -41,3 +43,11 @@ class AdminCommandFailed(ClusterError):
 
 class CredentialsError(ClusterError):
     pass
+
+
+class FaultLedgerError(ClusterError):
+    pass
+
+
+class BlastRadiusExceeded(ClusterError):
+    """The guard refused a fault (clusters/guard.py); the message gives its reasoning."""

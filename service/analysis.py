@@ -4,7 +4,8 @@ Times are seconds from t_fault, the moment the fault action returned, except
 `time_to_full_redundancy_after_restore_s`, which counts from the restore
 (`restore_at_s` says when that was). Decisions where DESIGN.md is silent:
 - the baseline window holds the whole seconds of load from the end of the
-  ramp-up until the fault;
+  ramp-up until the fault, or, when the experiment prepares the cluster first
+  (a fill), from the end of that step;
 - `errors` counts every failed operation from t_fault to the end of the load;
 - the fault window (for the throughput drop) runs from t_fault to full
   redundancy (while the fault persists, else after the restore), or to the end
@@ -59,6 +60,7 @@ class Timeline:
     end: float
     restore: float | None = None
     ramp_s: float = 0.0
+    baseline_start: float | None = None  # set when the baseline follows a setup step (a fill)
 
 
 def analyze(seconds: list[Second], points: list[ClusterPoint], tl: Timeline,
@@ -107,7 +109,8 @@ def analyze(seconds: list[Second], points: list[ClusterPoint], tl: Timeline,
 
 def _baseline(seconds: list[Second], tl: Timeline, figures: dict, reasons: dict) -> None:
     stop = tl.fault if tl.fault is not None else tl.end
-    window = [s for s in seconds if s.ts >= tl.load_start + tl.ramp_s and s.ts + 1 <= stop]
+    start = tl.baseline_start if tl.baseline_start is not None else tl.load_start + tl.ramp_s
+    window = [s for s in seconds if s.ts >= start and s.ts + 1 <= stop]
     if not window:
         for key in ("baseline_ops", "baseline_mbps", "baseline_p50_ms", "baseline_p99_ms"):
             figures[key] = None

@@ -6,6 +6,7 @@ import json
 import logging
 import subprocess
 import sys
+import time
 
 import click
 from sqlalchemy import select
@@ -17,7 +18,7 @@ from lab.disks import DiskError
 from lab.procs import DaemonError
 from loadgen.exceptions import LoadError
 
-from . import compare, db, experiments, figures, suite
+from . import compare, db, experiments, figures, heal, suite
 from .models import Run
 from .pgserver import DatabaseSetupError
 from .preflight import PreflightError
@@ -56,6 +57,8 @@ def main() -> None:
 @click.option("--inventory", help="Inventory file (default: the lab's).")
 def run_cmd(experiment: str, cluster: str | None, inventory: str | None) -> None:
     """Run an experiment file through Chaos Toolkit with the Faultline control."""
+    experiments.load(experiment)  # a bad file changes nothing, not even a heal
+    _heal_orphans([experiments.target_cluster(cluster)], inventory)
     _log_to_terminal()
     try:
         journal = experiments.run(experiment, cluster, inventory)
@@ -118,6 +121,7 @@ def suite_cmd(suite_file: str, inventory: str | None, as_json: bool) -> None:
     Exits 1 if any run did not complete (after printing the comparison).
     """
     loaded = suite.load_suite(suite_file, inventory)  # every problem before anything runs
+    _heal_orphans([item.cluster for item in loaded.runs], loaded.inventory)
     _log_to_terminal()
     result = suite.run_suite(loaded, db.session_factory())
     if as_json:
@@ -152,6 +156,50 @@ def verify_cmd(run_id: int, as_json: bool) -> None:
         for name in result.missing[:20]:
             click.echo(f"  missing: {name}")
     sys.exit(0 if result.ok else 1)
+
+
+@main.command("faults")
+@click.option("--cluster", help="Only this cluster's faults (default: every cluster).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def faults_cmd(cluster: str | None, as_json: bool) -> None:
+    """List the faults injected and not restored yet (the database's fault ledger, then this
+    machine's ledger file), with their age and whether the process that injected them runs."""
+    now = time.time()
+    rows = [{**entry.as_dict(), "ledger": ledger, "age_s": round(now - entry.injected_at, 1),
+             "owner_alive": entry.owner_alive()}
+            for ledger, entry in heal.outstanding_everywhere(db.session_factory(), cluster)]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    if not rows:
+        click.echo("no outstanding fault")
+    owner = {True: "running", False: "dead", None: "on another host"}
+    for r in rows:
+        run = f" (run {r['run_id']})" if r["run_id"] is not None else ""
+        click.echo(f"{_age(r['age_s']):>6}  {r['cluster']:<12} {r['key']:<20} "
+                   f"{r['description']}{run}; injected by pid {r['owner_pid']} on "
+                   f"{r['owner_host']}, {owner[r['owner_alive']]}")
+
+
+@main.command("heal")
+@click.option("--cluster", help="Only this cluster's faults (default: every cluster).")
+@click.option("--inventory", help="Inventory file (default: the lab's).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def heal_cmd(cluster: str | None, inventory: str | None, as_json: bool) -> None:
+    """Restore every fault still in the fault ledger, newest first, whoever injected it.
+
+    Covers the database's ledger, then this machine's ledger file. Exits 1 if any restore
+    failed (that fault stays in the ledger).
+    """
+    results = heal.heal_everywhere(db.session_factory(), cluster, inventory)
+    if as_json:
+        click.echo(json.dumps(results, indent=2, default=str))
+    elif not results:
+        click.echo("no outstanding fault")
+    else:
+        for result in results:
+            click.echo(heal.format_result(result))
+    sys.exit(0 if all(r["restored"] for r in results) else 1)
 
 
 @main.group("lab")
@@ -263,6 +311,28 @@ def _print_report(run_id: int, as_json: bool) -> dict:
         data = report_dict(figures.get_run(session, run_id))
     click.echo(json.dumps(data, indent=2) if as_json else format_report(data))
     return data
+
+
+def _heal_orphans(clusters: list[str], inventory: str | None) -> None:
+    """Before anything runs: undo the faults runs that died left in these clusters."""
+    results = []
+    for cluster in dict.fromkeys(clusters):
+        results += heal.heal_everywhere(db.session_factory(), cluster, inventory,
+                                        only_orphaned=True)
+    for r in results:
+        if r["restored"]:
+            click.echo(f"healed a fault left by a run that died: {r['description']}", err=True)
+    failed = [f"could not heal {r['description']}: {r['error']}"
+              for r in results if not r["restored"]]
+    if failed:
+        _fail("; ".join(failed) + "; run `faultline heal`")
+
+
+def _age(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.0f} {unit}"
+    return f"{seconds:.0f} s"
 
 
 def _log_to_terminal() -> None:

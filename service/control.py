@@ -15,7 +15,10 @@ Arguments (the control's provider `arguments`): `workload` (see
 loadgen.workload), `fault` (name of the fault activity; default the method's
 first action), `restore` (name of the restore activity), `tail_s` (default 10),
 `api` (the load's API: "rados" or "swift"; default the cluster's native one, so
-"swift" on a Ceph cluster loads it through RGW's Swift API).
+"swift" on a Ceph cluster loads it through RGW's Swift API), `baseline_after`
+(name of a method activity that prepares the cluster, e.g. a fill: the baseline
+window then starts when it ends, and the control keeps the load on for
+`baseline_s` before the next activity).
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ class RunControl:
         self.fault_name = arguments.get("fault") or _first_action(experiment)
         self.restore_name = arguments.get("restore")
         self.tail_s = float(arguments.get("tail_s", 10))
+        self.baseline_after = arguments.get("baseline_after")
         self.driver = driver_for(self.cluster, self.workload, self.api)  # checks the api
         self.sessions = db.session_factory()
         self.recorder: RunRecorder | None = None
@@ -122,6 +126,11 @@ class RunControl:
         ts = _timestamp((result or {}).get("end")) or time.time()
         self.recorder.event("activity", ts=ts, name=name, type=activity.get("type"),
                             status=status, output=_jsonable((result or {}).get("output")))
+        if name == self.baseline_after and status == "succeeded" and self.fault_ts is None:
+            self.recorder.event("baseline_started", ts=time.time())
+            logger.info(f"Measuring the baseline for {self.workload.baseline_s:.0f} s "
+                        f"after {name}")
+            time.sleep(self.workload.baseline_s)
         if name == self.fault_name and self.fault_ts is None:
             if status == "succeeded":
                 self.fault_ts = ts

@@ -51,10 +51,16 @@ def faultline_control(experiment: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+def target_cluster(cluster: str | None = None) -> str:
+    """The name of the cluster `run` targets: the one given, else FAULTLINE_CLUSTER, else
+    lab-ceph (the experiment file's own default is not consulted)."""
+    return cluster or default_cluster()
+
+
 def check(experiment: dict[str, Any], cluster: str | None = None,
           inventory: str | None = None) -> Cluster:
     """Check the target cluster, the workload and that the nodes answer; return the cluster."""
-    target = load_cluster(inventory or default_inventory(), cluster or default_cluster())
+    target = load_cluster(inventory or default_inventory(), target_cluster(cluster))
     control = faultline_control(experiment)
     if control is None:
         raise ExperimentError(f"the experiment declares no {CONTROL_MODULE} control, so "

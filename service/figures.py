@@ -83,10 +83,14 @@ def compute(session: Session, run_id: int) -> dict[str, Any]:
     restore = session.execute(select(Event.ts).where(Event.run_id == run_id,
                                                      Event.kind == "restored")
                               .order_by(Event.ts).limit(1)).scalar()
+    baseline_start = session.execute(select(Event.ts).where(
+        Event.run_id == run_id, Event.kind == "baseline_started").order_by(Event.ts)
+        .limit(1)).scalar()
     points = points_of(session, run_id, restore)
     ends = [s.ts + 1 for s in seconds] + [p.ts for p in points]
     timeline = Timeline(load_start=run.load_started_ts or (seconds[0].ts if seconds else 0.0),
                         fault=run.fault_ts, restore=restore,
                         end=max(ends) if ends else (run.fault_ts or 0.0),
-                        ramp_s=float(run.workload.get("ramp_s", 0.0)))
+                        ramp_s=float(run.workload.get("ramp_s", 0.0)),
+                        baseline_start=baseline_start)
     return analyze(seconds, points, timeline, run.verify)

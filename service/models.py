@@ -1,11 +1,12 @@
-"""SQLAlchemy 2 models: runs and everything a run records. No I/O beyond the ORM."""
+"""SQLAlchemy 2 models: runs, everything a run records, and the fault ledger. No I/O beyond
+the ORM."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, DateTime, Float, ForeignKey, Integer, String, Text, func
+from sqlalchemy import BigInteger, DateTime, Float, ForeignKey, Index, Integer, String, Text, func
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -97,3 +98,23 @@ class LedgerEntry(Base):
     container: Mapped[str] = mapped_column(String(200), primary_key=True)
     name: Mapped[str] = mapped_column(String(500), primary_key=True)
     size: Mapped[int] = mapped_column(BigInteger)
+
+
+class FaultRecord(Base):
+    """A fault written down before it was injected and not restored yet (the service's
+    backend of clusters.fault_ledger; one row per clusters.fault_ledger.FaultEntry)."""
+
+    __tablename__ = "faults"
+    __table_args__ = (Index("ix_faults_cluster_key", "cluster", "key"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)  # uuid4 hex
+    cluster: Mapped[str] = mapped_column(String(200))
+    key: Mapped[str] = mapped_column(String(200))  # what is broken: "daemon:osd.1", ...
+    description: Mapped[str] = mapped_column(Text)
+    restore: Mapped[str] = mapped_column(String(200))  # dotted path under actions.
+    arguments: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    injected_at: Mapped[float] = mapped_column(Float)
+    owner_pid: Mapped[int] = mapped_column(Integer)
+    owner_host: Mapped[str] = mapped_column(String(255))
+    # A run deleted later must not take the record of a fault still in place with it.
+    run_id: Mapped[int | None] = mapped_column(ForeignKey("runs.id", ondelete="SET NULL"))

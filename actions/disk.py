@@ -1,0 +1,116 @@
+"""Disk failure and its restore, as Chaos Toolkit actions (Ceph and Swift alike).
+
+fail_disk shuts the disk's XFS down (every I/O returns EIO, as on a dead disk)
+and unmounts it; the daemon on it notices by itself (a Ceph OSD aborts on its
+first failed write; Swift's servers answer 507 for the device and recon reports
+it unmounted). restore_disk mounts it again (log replay: the data is back) or,
+with `replace`, makes a fresh empty filesystem first, as after a disk swap
+(Swift only: its replicators refill the device), then starts what the failure
+stopped.
+"""
+
+from __future__ import annotations
+
+from chaoslib.exceptions import ActivityFailed
+
+from clusters import disk_faults, services
+from clusters.exceptions import ClusterError
+from clusters.inventory import Cluster, Disk
+
+from .safety import check_blast_radius, cluster_of, fail, ledger_before, ledger_restored
+
+__all__ = ["fail_disk", "restore_disk"]
+
+
+def _disk(cluster: Cluster, node: str, device: str) -> Disk:
+    """The node's disk named by `device` (path, mount point, "osd.N" or Swift device name);
+    with `device` empty, the node's only disk."""
+    try:
+        cluster.node(node)
+    except ClusterError as exc:
+        raise ActivityFailed(str(exc)) from None
+    disks = cluster.disks_on(node)
+    if device:
+        disks = [d for d in disks if device in (d.device, d.mount, d.swift_device,
+                                                 f"osd.{d.osd}" if d.osd is not None else None)]
+    if len(disks) != 1:
+        names = ", ".join(d.swift_device or (f"osd.{d.osd}" if d.osd is not None else d.device)
+                          for d in cluster.disks_on(node)) or "none"
+        which = f"no disk {device!r}" if not disks else "more than one disk; name one"
+        raise ActivityFailed(f"node {node} of {cluster.name} has {which} (disks: {names})")
+    return disks[0]
+
+
+def _key(disk: Disk) -> str:
+    return f"disk:{disk.node}:{disk.mount}"
+
+
+def _label(disk: Disk) -> str:
+    owner = f"osd.{disk.osd}" if disk.osd is not None else f"device {disk.swift_device}"
+    return f"disk {disk.mount} ({owner}) on {disk.node}"
+
+
+def check_arguments(func: str, arguments: dict, cluster: Cluster) -> None:
+    """Before a run: the node and its disk exist."""
+    if func in ("fail_disk", "restore_disk"):
+        _disk(cluster, str(arguments.get("node", "node1")), str(arguments.get("device", "")))
+    if func == "restore_disk" and arguments.get("replace") and cluster.kind == "ceph":
+        raise ActivityFailed("replace is supported for Swift devices only (a Ceph OSD on a "
+                             "new disk must be recreated with ceph-volume)")
+
+
+def fail_disk(node: str = "node1", device: str = "", allow_unavailable: bool = False,
+              configuration: dict = None) -> dict:
+    """Fail one disk of `node` for real: XFS shutdown (every I/O gets EIO), then unmount.
+    `device` names the disk when the node has several (path, mount, "osd.N" or Swift
+    device name). Refused if it would leave data unavailable or with one copy, unless
+    allow_unavailable."""
+    cluster = cluster_of(configuration)
+    disk = _disk(cluster, node, device)
+    rings_keys = set()
+    if cluster.kind == "swift":
+        rings_keys = {f"{ring}:{disk.node}/{disk.swift_device}"
+                      for ring in ("object", "container", "account")}
+    verdict = check_blast_radius(cluster, f"fail {_label(disk)}", allow_unavailable,
+                                 osds={disk.osd} if disk.osd is not None else set(),
+                                 swift_keys=rings_keys)
+    ledger_before(cluster, _key(disk), f"failed {_label(disk)} (XFS shut down, unmounted)",
+                  "actions.disk.restore_disk", {"node": node, "device": disk.mount})
+    try:
+        disk_faults.fail(cluster, disk)
+    except ClusterError as exc:
+        raise fail("fail_disk", exc) from None
+    return {"node": disk.node, "mount": disk.mount, "osd": disk.osd,
+            "swift_device": disk.swift_device, "guard": verdict}
+
+
+def restore_disk(node: str = "node1", device: str = "", replace: bool = False,
+                 configuration: dict = None) -> dict:
+    """Bring a failed disk back: mount it again (the data is back after log replay) or, with
+    replace, a fresh empty filesystem (Swift only), then start the daemons it stopped.
+    A healthy disk is left alone."""
+    cluster = cluster_of(configuration)
+    disk = _disk(cluster, node, device)
+    check_arguments("restore_disk", {"node": node, "device": device, "replace": replace},
+                    cluster)
+    restarted = []
+    try:
+        remounted = replace or not disk_faults.is_healthy(cluster, disk)
+        if remounted and disk.osd is not None:
+            # an OSD still running holds the dead filesystem: it must start anew
+            osd = cluster.service(f"osd.{disk.osd}")
+            if services.pid_of(cluster, osd) is not None:
+                services.kill(cluster, osd, "KILL")
+        if remounted:
+            disk_faults.restore(cluster, disk, replace)
+        owners = ([cluster.service(f"osd.{disk.osd}")] if disk.osd is not None
+                  else cluster.services_on(disk.node))
+        for service in owners:
+            if services.pid_of(cluster, service) is None:
+                services.start(cluster, service)
+                restarted.append(service.name)
+    except ClusterError as exc:
+        raise fail("restore_disk", exc) from None
+    ledger_restored(cluster, _key(disk))
+    return {"node": disk.node, "mount": disk.mount, "remounted": remounted,
+            "replaced": replace, "started": restarted}

@@ -1,0 +1,106 @@
+"""What every fault action does around the injection: judge the blast radius, write the
+fault into the ledger, and strike it off once restored.
+
+Order matters: the guard runs first (nothing is written for a refused fault), then
+the ledger entry is committed, and only then is the fault injected, so a process
+killed at any point leaves either nothing broken or a ledger entry that
+`faultline heal` can undo. A failed injection keeps its entry: it may have broken
+something half-way, and every restore is idempotent.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+
+from chaoslib.exceptions import ActivityFailed
+
+from clusters import fault_ledger, guard
+from clusters.config import cluster_from_configuration
+from clusters.exceptions import ClusterError
+from clusters.inventory import Cluster
+
+logger = logging.getLogger("chaostoolkit")
+
+ALL_RINGS = ("object", "container", "account")
+
+
+def cluster_of(configuration: dict | None) -> Cluster:
+    try:
+        return cluster_from_configuration(configuration)
+    except ClusterError as exc:
+        raise ActivityFailed(str(exc)) from None
+
+
+def taken_down(cluster: Cluster, nodes: Iterable[str] = (), osds: Iterable[int] = (),
+               swift_keys: Iterable[str] = ()) -> tuple[set[int], set[str]]:
+    """What a fault takes down, in the guard's terms: OSD ids (Ceph), ring keys (Swift)."""
+    nodes = set(nodes)
+    if cluster.kind == "ceph":
+        return set(osds) | guard.ceph_osds_on_nodes(cluster, nodes), set()
+    return set(), set(swift_keys) | guard.swift_keys_on_nodes(cluster, nodes, ALL_RINGS)
+
+
+def already_faulted(cluster: Cluster) -> tuple[set[int], set[str]]:
+    """What the outstanding faults of the ledger take down, whether or not the cluster has
+    noticed yet (Ceph marks a silent node down only after the heartbeat grace)."""
+    nodes: set[str] = set()
+    osds: set[int] = set()
+    keys: set[str] = set()
+    for entry in fault_ledger.outstanding(cluster.name):
+        kind, _, target = entry.key.partition(":")
+        if kind in ("power", "partition"):
+            nodes.add(target)
+        elif kind == "zone":
+            nodes |= {n.name for n in cluster.nodes if n.zone == target}
+        elif kind == "disk":
+            node, _, mount = target.partition(":")
+            for disk in cluster.disks_on(node):
+                if disk.mount == mount and disk.osd is not None:
+                    osds.add(disk.osd)
+                elif disk.mount == mount:
+                    keys |= {f"{r}:{node}/{disk.swift_device}" for r in ALL_RINGS}
+        elif kind == "daemon" and target.startswith("osd."):
+            osds.add(int(target.split(".")[1]))
+        elif kind == "daemon" and "-server." in target:
+            ring, _, node = target.partition("-server.")
+            keys |= {f"{ring}:{node}/{d.swift_device}" for d in cluster.disks_on(node)}
+    known = {n.name for n in cluster.nodes}
+    more_osds, more_keys = taken_down(cluster, nodes & known)
+    return osds | more_osds, keys | more_keys
+
+
+def check_blast_radius(cluster: Cluster, what: str, allow_unavailable: bool,
+                       nodes: Iterable[str] = (), osds: Iterable[int] = (),
+                       swift_keys: Iterable[str] = ()) -> dict:
+    """Refuse (ActivityFailed with the reasoning) a fault that would leave data unavailable
+    or unsafe, unless allow_unavailable; return the verdict. Faults already injected count
+    as down (faults stack)."""
+    try:
+        taking_osds, taking_keys = taken_down(cluster, nodes, osds, swift_keys)
+        down_osds, down_keys = already_faulted(cluster)
+        if cluster.kind == "ceph":
+            verdict = guard.check_ceph(cluster, taking_osds, what, allow_unavailable,
+                                       also_down=down_osds)
+        else:
+            verdict = guard.check_swift(cluster, taking_keys, what, allow_unavailable,
+                                        also_down=down_keys)
+    except ClusterError as exc:
+        raise ActivityFailed(str(exc)) from None
+    if not verdict.allowed:
+        logger.warning(f"injecting anyway (allow_unavailable): {verdict.message()}")
+    return verdict.as_dict()
+
+
+def ledger_before(cluster: Cluster, key: str, description: str, restore: str,
+                  arguments: dict) -> str:
+    """Write the fault down before it is injected; returns the entry id."""
+    return fault_ledger.record(cluster.name, key, description, restore, arguments).id
+
+
+def ledger_restored(cluster: Cluster, key: str) -> None:
+    fault_ledger.strike(cluster.name, key)
+
+
+def fail(what: str, exc: Exception) -> ActivityFailed:
+    return ActivityFailed(f"{what}: {exc}")
