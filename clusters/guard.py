@@ -93,13 +93,3 @@ def swift_keys_on_nodes(cluster: Cluster, nodes: Iterable[str],
     nodes = _check_nodes(cluster, nodes)
     return {f"{ring}:{d.node}/{d.swift_device}" for d in cluster.disks
             if d.node in nodes and d.swift_device for ring in rings}
-
-
-def nodes_in_zone(cluster: Cluster, zone: str) -> list[str]:
-    """Names of the cluster's nodes in `zone` (the inventory's zone of each node)."""
-    names = [n.name for n in cluster.nodes if n.zone == zone]
-    if not names:
-        zones = sorted({n.zone for n in cluster.nodes if n.zone})
-        raise UnknownCluster(f"cluster {cluster.name!r} has no zone {zone!r} "
-                             f"(zones: {', '.join(zones) or 'none'})")
-    return names

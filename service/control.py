@@ -33,6 +33,7 @@ from typing import Any
 
 from chaoslib.exceptions import InterruptExecution
 
+from clusters import fault_ledger
 from clusters.config import cluster_from_configuration
 from clusters.exceptions import ClusterError
 from loadgen.drivers import driver_for
@@ -40,6 +41,7 @@ from loadgen.exceptions import LoadError
 from loadgen.session import LoadSession
 
 from . import db, figures
+from .fault_ledger_pg import use_database_ledger
 from .preflight import PreflightError, check_run
 from .recording import RunRecorder
 from .sampler import ClusterSampler
@@ -81,6 +83,8 @@ class RunControl:
             cluster=self.cluster.name, cluster_kind=self.cluster.kind, load_api=self.api,
             workload=self.workload.as_dict(), experiment_path=experiment_path)
         logger.info(f"Faultline run {self.run_id} on {self.cluster.name}")
+        # from here on every fault is written to PostgreSQL, stamped with this run
+        use_database_ledger(self.sessions, run_id=self.run_id)
         self.sampler = ClusterSampler(self.cluster, self.recorder.cluster_samples)
         self.sampler.start()
         self.driver.connect()
@@ -262,6 +266,7 @@ def after_activity_control(context: dict, state: dict = None, experiment: dict =
 
 def after_experiment_control(context: dict, state: dict = None, **arguments: Any) -> None:
     control = _runs.pop(id(context), None)
+    fault_ledger.set_backend(None)  # the rollbacks have run: back to the default ledger
     if control is not None and control.recorder is not None:
         if state is not None:
             state["faultline_run_id"] = control.run_id  # the journal names its run

@@ -141,6 +141,19 @@ NODE1 = [{"name": "node1", "address": "10.77.0.11"}]
      "inventory is malformed: cluster 'lab-ceph': service osd.0 is listed twice"),
     (inventory(nodes=[{"name": "node1", "address": "10.77.0.11", "ssh": "root"}]),
      "inventory is malformed: cluster 'lab-ceph': node node1 ssh must be a mapping"),
+    (inventory(nodes=[{"name": "node1", "address": "10.77.0.11", "power": "ipmi"}],
+               disks=None, services=None),
+     "inventory is malformed: cluster 'lab-ceph': node node1 power.type must be one of ipmi, "
+     "ssh, netns, not 'ipmi'"),
+    (inventory(nodes=[{"name": "node1", "address": "10.77.0.11",
+                       "power": {"type": "ipmi", "address": "10.0.0.9"}}],
+               disks=None, services=None),
+     "inventory is malformed: cluster 'lab-ceph': node node1 power (ipmi) lacks user, "
+     "password_file"),
+    (inventory(nodes=[{"name": "node1", "address": "10.77.0.11", "power": {"type": "netns"}}],
+               disks=None, services=None),
+     "inventory is malformed: cluster 'lab-ceph': node node1 power netns needs the node's "
+     "netns"),
 ], ids=lambda v: v if isinstance(v, str) else None)
 def test_a_malformed_inventory_is_rejected_with_exact_message(raw, message):
     with pytest.raises(InventoryError) as excinfo:
@@ -258,3 +271,14 @@ def test_write_cluster_refuses_a_malformed_cluster_and_leaves_the_file_alone(tmp
         write_cluster(path, "bad", copy.deepcopy(LAB_CEPH) | {"kind": "rbd"})
 
     assert path.read_text() == before
+
+
+def test_zones_and_what_is_on_a_node():
+    cluster = parse_inventory({"clusters": {"lab-ceph": LAB_CEPH}})["lab-ceph"]
+    assert cluster.zones == ["zone1"]
+    assert [n.name for n in cluster.nodes_in_zone("zone1")] == ["node1"]
+    assert [s.name for s in cluster.services_on("node1")] == ["osd.0"]
+    assert [d.osd for d in cluster.disks_on("node1")] == [0]
+    with pytest.raises(UnknownCluster) as excinfo:
+        cluster.nodes_in_zone("zone7")
+    assert str(excinfo.value) == "cluster 'lab-ceph' has no zone 'zone7' (zones: zone1)"

@@ -6,7 +6,7 @@ import pytest
 
 from clusters.blast_radius import SwiftRingPlacement
 from clusters.exceptions import AdminCommandFailed, UnknownCluster
-from clusters.guard import ceph_osds_on_nodes, nodes_in_zone, swift_keys_on_nodes
+from clusters.guard import ceph_osds_on_nodes, swift_keys_on_nodes
 from clusters.inventory import parse_inventory
 from clusters.placement import (
     crush_locations,
@@ -158,9 +158,9 @@ def test_swift_keys_on_nodes_cover_the_rings_asked_for():
 
 
 def test_nodes_in_zone_and_the_error_naming_the_zones():
-    assert nodes_in_zone(INVENTORY["ceph"], "zone1") == ["node1", "node2"]
+    assert [n.name for n in INVENTORY["ceph"].nodes_in_zone("zone1")] == ["node1", "node2"]
     with pytest.raises(UnknownCluster) as error:
-        nodes_in_zone(INVENTORY["ceph"], "zone9")
+        INVENTORY["ceph"].nodes_in_zone("zone9")
     assert str(error.value) == "cluster 'ceph' has no zone 'zone9' (zones: zone1, zone2)"
 
 
