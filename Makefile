@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.faultline-installed
 WEB := service/web
 
-.PHONY: setup demo test test-unit test-lab lint lab-up lab-down clean .debian-packages
+.PHONY: setup demo test test-full test-unit test-lab lint lab-up lab-down clean .debian-packages
 
 setup: $(STAMP) $(WEB)/node_modules/.package-lock.json
 
@@ -31,6 +31,11 @@ demo: setup
 	@echo "The labs are still up. Take them down with:  make lab-down"
 
 test: setup lint test-unit test-lab
+
+# heavier: every fault class on both labs, zone off and 75% fill included (~45 min)
+test-full: test
+	$(BIN)/faultline lab up
+	$(BIN)/faultline suite experiments/suites/all.json
 
 lint: setup
 	$(BIN)/ruff check .

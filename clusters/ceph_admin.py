@@ -128,26 +128,20 @@ class CephAdmin:
 
     def command(self, prefix: str, **args: Any) -> Any:
         """Run a mon command and return its decoded JSON output (or None if empty)."""
-        cmd = {"prefix": prefix, "format": "json", **args}
-        try:
-            ret, out, err = self._rados.mon_command(json.dumps(cmd), b"",
-                                                    timeout=int(self.timeout))
-        except rados.Error as exc:
-            raise AdminCommandFailed(f"ceph {prefix}: {exc}") from None
-        if ret != 0:
-            raise AdminCommandFailed(f"ceph {prefix} failed ({ret}): {err.strip()}")
-        return json.loads(out) if out.strip() else None
+        return self._ask(self._rados.mon_command, f"ceph {prefix}", prefix, args)
 
     def mgr_command(self, prefix: str, **args: Any) -> Any:
         """Run a mgr command (e.g. `pg dump`) and return its decoded JSON output (or None)."""
+        return self._ask(self._rados.mgr_command, f"ceph {prefix} (mgr)", prefix, args)
+
+    def _ask(self, send: Callable, what: str, prefix: str, args: dict[str, Any]) -> Any:
         cmd = {"prefix": prefix, "format": "json", **args}
         try:
-            ret, out, err = self._rados.mgr_command(json.dumps(cmd), b"",
-                                                    timeout=int(self.timeout))
+            ret, out, err = send(json.dumps(cmd), b"", timeout=int(self.timeout))
         except rados.Error as exc:
-            raise AdminCommandFailed(f"ceph {prefix} (mgr): {exc}") from None
+            raise AdminCommandFailed(f"{what}: {exc}") from None
         if ret != 0:
-            raise AdminCommandFailed(f"ceph {prefix} (mgr) failed ({ret}): {err.strip()}")
+            raise AdminCommandFailed(f"{what} failed ({ret}): {err.strip()}")
         return json.loads(out) if out.strip() else None
 
     def status(self) -> dict[str, Any]:

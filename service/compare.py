@@ -159,6 +159,8 @@ def caveats(entries: list[dict[str, Any]]) -> list[str]:
         out.append("The runs injected different faults (" + _per_run(entries, "fault")
                    + "): compare them only as far as the faults are of the same class "
                    "(one process, one disk, one node, one zone).")
+    for note in dict.fromkeys(e["fault_note"] for e in entries if e.get("fault_note")):
+        out.append(note)
     for e in entries:
         if e.get("status") != "completed":
             why = f": {e['error']}" if e.get("error") else ""

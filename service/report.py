@@ -22,6 +22,49 @@ NOTES = {
 }
 
 
+# what each system does about a fault class, beyond the general note (matched on the
+# fault activity's name, as the experiments under experiments/ name them)
+FAULT_NOTES = {
+    ("swift", "fail-disk"): (
+        "A failed device answers 507 and the proxy writes its copies to handoffs; Swift does "
+        "not rebuild them elsewhere until the device is removed from the ring, so redundancy "
+        "returns only after the remount (or a replaced, empty device is refilled by the "
+        "replicators)."),
+    ("swift", "power-off"): (
+        "A powered-off node or zone is transient to Swift: the proxy times out on it, writes "
+        "go to handoffs, and nothing is rebuilt until it returns."),
+    ("swift", "partition"): (
+        "A partitioned node still runs and believes it is fine; the proxy times out on it and "
+        "error-limits it, writes go to handoffs until the partition heals."),
+    ("ceph", "power-off-zone"): (
+        "With one copy per zone and three zones, Ceph cannot re-replicate a lost zone's "
+        "copies anywhere: it stays degraded (but active, min_size 2) until the zone returns."),
+    ("ceph", "partition"): (
+        "A partitioned OSD keeps running; its peers report it down after the heartbeat "
+        "grace, and after the partition heals it rejoins by itself (slow-ping warnings can "
+        "hold HEALTH_WARN for a minute)."),
+    ("ceph", "fill"): (
+        "On a filled cluster a surviving OSD may not take a lost OSD's copies (backfillfull "
+        "ratio 0.90): Ceph then cannot re-replicate until the OSD is back."),
+}
+
+
+def fault_note(kind: str, fault: str | None, fill: bool = False) -> str | None:
+    if fill and (kind, "fill") in FAULT_NOTES:
+        return FAULT_NOTES[(kind, "fill")]
+    for (system, prefix), note in FAULT_NOTES.items():
+        if system == kind and fault and fault.startswith(prefix):
+            return note
+    return None
+
+
+def _activities(run: Run) -> tuple[str | None, bool]:
+    """The injected fault's activity name, and whether the run filled the cluster first."""
+    fault = next((e.detail.get("name") for e in run.events if e.kind == "fault_injected"), None)
+    filled = any(e.kind == "baseline_started" for e in run.events)
+    return fault, filled
+
+
 def report_dict(run: Run) -> dict[str, Any]:
     figures = dict(run.figures or {})
     reasons = figures.pop("reasons", {})
@@ -37,6 +80,7 @@ def report_dict(run: Run) -> dict[str, Any]:
     out["reasons"] = {k: v for k, v in reasons.items() if out.get(k) is None}
     out["verify"] = run.verify
     out["note"] = NOTES.get(run.cluster_kind)
+    out["fault_note"] = fault_note(run.cluster_kind, *_activities(run))
     return out
 
 
@@ -84,4 +128,6 @@ def format_report(data: dict[str, Any]) -> str:
         lines += ["", f"  error: {data['error']}"]
     if data.get("note"):
         lines += ["", f"  note: {data['note']}"]
+    if data.get("fault_note"):
+        lines += [f"  note: {data['fault_note']}"]
     return "\n".join(lines)

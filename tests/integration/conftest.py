@@ -13,6 +13,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from clusters import fault_ledger
 from clusters.inventory import load_cluster
 from clusters.paths import default_inventory
 from lab import ceph as ceph_lab
@@ -82,3 +83,11 @@ def env(database_url):
     """Environment for a subprocess (`chaos run`, `faultline ...`) using the test database."""
     return {**os.environ, "DATABASE_URL": database_url, "FAULTLINE_CLUSTER": "lab-ceph",
             "PATH": f"{REPO / '.venv' / 'bin'}:{os.environ['PATH']}"}
+
+
+@pytest.fixture
+def file_ledger(tmp_path):
+    """Faults injected by the test go to a ledger file of its own, not the machine's."""
+    fault_ledger.set_backend(fault_ledger.FileLedger(tmp_path / "faults.json"))
+    yield
+    fault_ledger.set_backend(None)

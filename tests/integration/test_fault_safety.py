@@ -30,13 +30,6 @@ REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.lab
 
 
-@pytest.fixture
-def file_ledger(tmp_path):
-    fault_ledger.set_backend(fault_ledger.FileLedger(tmp_path / "faults.json"))
-    yield
-    fault_ledger.set_backend(None)
-
-
 def test_guard_refuses_two_of_three_replicas_hosts_and_accepts_the_override(ceph_cluster,
                                                                             file_ledger):
     config = {"faultline_cluster": ceph_cluster.name}
