@@ -26,9 +26,12 @@ def _node(cluster: Cluster, node: str):
 
 
 def check_arguments(func: str, arguments: dict, cluster: Cluster) -> None:
-    """Before a run: the node exists."""
+    """Before a run: the node exists and has nftables."""
     if func in ("partition_node", "heal_partition"):
-        _node(cluster, str(arguments.get("node", "node1")))
+        try:
+            firewall.check_ready(_node(cluster, str(arguments.get("node", "node1"))))
+        except ClusterError as exc:
+            raise ActivityFailed(str(exc)) from None
 
 
 def partition_node(node: str = "node1", allow_unavailable: bool = False,

@@ -36,11 +36,18 @@ def _node(cluster: Cluster, node: str) -> str:
 
 
 def check_arguments(func: str, arguments: dict, cluster: Cluster) -> None:
-    """Before a run: the node or zone exists."""
+    """Before a run: the node or zone exists, and its power controller can work."""
     if func in ("power_off_node", "power_on_node"):
-        _node(cluster, str(arguments.get("node", "node1")))
+        nodes = [_node(cluster, str(arguments.get("node", "node1")))]
     elif func in ("power_off_zone", "power_on_zone"):
-        _zone_nodes(cluster, str(arguments.get("zone", "zone1")))
+        nodes = _zone_nodes(cluster, str(arguments.get("zone", "zone1")))
+    else:
+        return
+    try:
+        for node in nodes:
+            power.check_ready(cluster, node)
+    except ClusterError as exc:
+        raise ActivityFailed(str(exc)) from None
 
 
 def _all(nodes: list[str], one) -> list[dict]:

@@ -52,6 +52,13 @@ REJOIN_COMMAND = (f"if nft list table inet {TABLE} >/dev/null 2>&1; then "
 IS_ISOLATED_COMMAND = f"nft list table inet {TABLE} >/dev/null 2>&1 && echo yes || echo no"
 
 
+def check_ready(node: Node) -> None:
+    """nftables is there to cut the node off (checked before a run)."""
+    if run_on_node(node, "command -v nft", timeout=30, check=False).exit_status != 0:
+        raise RemoteCommandFailed(f"node {node.name} has no nft (nftables): it cannot be "
+                                  "partitioned or powered off over SSH")
+
+
 def isolate(node: Node) -> None:
     run_on_node(node, isolate_command(node.ssh.port), timeout=30)
 

@@ -15,7 +15,9 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import shlex
+import shutil
 import subprocess
 import time
 
@@ -129,6 +131,26 @@ def is_off(cluster: Cluster, node_name: str) -> bool:
                              capture_output=True, text=True, timeout=60).stdout
         return "off" in out.lower()
     return firewall.is_isolated(node)
+
+
+def check_ready(cluster: Cluster, node_name: str) -> None:
+    """Before a run: what this node's controller needs is there; raise saying what is not."""
+    node = cluster.node(node_name)
+    how = controller_of(node)
+    if how == "netns":
+        if subprocess.run(["ip", "link", "show", "dev", veth_of(node)],
+                          capture_output=True).returncode != 0:
+            raise RemoteCommandFailed(f"node {node.name}: no lab link {veth_of(node)} on this "
+                                      "machine (is the lab up?)")
+    elif how == "ipmi":
+        if shutil.which("ipmitool") is None:
+            raise RemoteCommandFailed(f"node {node.name} is powered through its BMC, but "
+                                      "ipmitool is not installed here")
+        if not os.access((node.power or {})["password_file"], os.R_OK):
+            raise RemoteCommandFailed(f"node {node.name}: BMC password file "
+                                      f"{(node.power or {})['password_file']} is not readable")
+    else:
+        firewall.check_ready(node)
 
 
 def describe(node: Node) -> str:

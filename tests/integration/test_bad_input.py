@@ -25,6 +25,13 @@ def _with_workload(**changes) -> dict:
     return experiment
 
 
+def _from_file(name: str, **arguments) -> dict:
+    """An experiment of the catalogue with its first action's arguments changed."""
+    experiment = json.loads((REPO / "experiments" / f"{name}.json").read_text())
+    experiment["method"][0]["provider"]["arguments"].update(arguments)
+    return experiment
+
+
 def _run_count(url: str) -> int:
     with Session(create_engine(url)) as session:
         return session.execute(select(func.count(Run.id))).scalar_one()
@@ -42,6 +49,15 @@ CASES = [
      "invalid workload: object_size must be > 0, not 0"),
     ("unknown-cluster", json.dumps(EXPERIMENT), ["--cluster", "nope"],
      "unknown cluster 'nope'"),
+    ("unknown-zone", json.dumps(_from_file("ceph-power-off-zone", zone="zone9")), [],
+     "power-off-zone: cluster 'lab-ceph' has no zone 'zone9' (zones: zone1, zone2, zone3)"),
+    ("unknown-disk", json.dumps(_from_file("ceph-fail-disk", device="osd.7")), [],
+     "fail-disk: node node2 of lab-ceph has no disk 'osd.7' (disks: osd.1)"),
+    ("unknown-node", json.dumps(_from_file("ceph-partition-node", node="node9")), [],
+     "partition-node: cluster 'lab-ceph' has no node 'node9' (nodes: node1, node2, node3, "
+     "node4)"),
+    ("fill-too-far", json.dumps(_from_file("ceph-fill-50", target=0.97)), [],
+     "fill-cluster: fill target must be a fraction in (0, 0.9], not 0.97"),
 ]
 
 
