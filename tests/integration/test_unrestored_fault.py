@@ -48,6 +48,11 @@ def test_unrestored_osd_kill_fails_the_run_and_stays_visible(ceph_cluster, datab
         status = ceph_lab.status()
         assert status["daemons"]["osd.1"]["alive"] is False
         assert status["health"]["num_up_osds"] == 3
+        # the fault is still in the run's ledger, and `faultline heal` undoes it
+        healed = subprocess.run(["faultline", "heal", "--cluster", "lab-ceph"], env=env,
+                                capture_output=True, text=True, timeout=300)
+        assert healed.returncode == 0, healed.stdout + healed.stderr
+        assert "restored: osd.1 killed (SIGKILL) on node2" in healed.stdout
     finally:
         start_osd(osd_id=-1)
         wait_for_health_ok(timeout_s=240, require_all_up=True)
