@@ -20,6 +20,7 @@ import shlex
 import shutil
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from . import firewall, services
 from .exceptions import NodeUnreachable, RemoteCommandFailed
@@ -53,15 +54,24 @@ def _ipmi(node: Node, action: str) -> None:
            "-U", power["user"], "-f", power["password_file"], "chassis", "power", action)
 
 
+def _each(cluster: Cluster, node: Node, act) -> list[str]:
+    """`act` on every daemon of the node at once (one SSH session each: a node runs a dozen
+    daemons, one after the other took ~1 s apiece); the names it acted on, in order."""
+    daemons = cluster.services_on(node.name)
+    with ThreadPoolExecutor(max_workers=max(1, min(8, len(daemons)))) as pool:
+        done = list(pool.map(act, daemons))
+    return [service.name for service, acted in zip(daemons, done, strict=True) if acted]
+
+
 def _kill_daemons(cluster: Cluster, node: Node, here: bool) -> list[str]:
     """SIGKILL every daemon of the node; `here`: through its pid files on this machine."""
-    killed = []
-    for service in cluster.services_on(node.name):
+    def kill(service) -> bool:
         target = dataclasses.replace(service, node=None) if here else service
-        if services.pid_of(cluster, target) is not None:
-            services.kill(cluster, target, "KILL")
-            killed.append(service.name)
-    return killed
+        if services.pid_of(cluster, target) is None:
+            return False
+        services.kill(cluster, target, "KILL")
+        return True
+    return _each(cluster, node, kill)
 
 
 def _wait_for_ssh(node: Node, timeout_s: float) -> None:
@@ -78,12 +88,12 @@ def _wait_for_ssh(node: Node, timeout_s: float) -> None:
 
 
 def _start_daemons(cluster: Cluster, node: Node) -> list[str]:
-    started = []
-    for service in cluster.services_on(node.name):
-        if services.pid_of(cluster, service) is None:
-            services.start(cluster, service)
-            started.append(service.name)
-    return started
+    def start(service) -> bool:
+        if services.pid_of(cluster, service) is not None:
+            return False
+        services.start(cluster, service)
+        return True
+    return _each(cluster, node, start)
 
 
 def power_off(cluster: Cluster, node_name: str) -> dict:

@@ -436,7 +436,11 @@ class SwiftAdmin:
                 dispersion = self.dispersion()
             except ClusterError:
                 dispersion = None
-        return SwiftState(nodes=tuple(self.recon()), handoffs=self.handoffs(),
+        nodes = tuple(self.recon())
+        # a node that answers nothing (off, partitioned) cannot be listed either: its
+        # handoffs are unknown, and waiting out an SSH timeout would stall the sample
+        reachable = all(n.reachable for n in nodes)
+        return SwiftState(nodes=nodes, handoffs=self.handoffs() if reachable else None,
                           dispersion=dispersion or None, proxy_up=self.proxy_up())
 
     def proxy_up(self) -> bool:

@@ -146,8 +146,12 @@ class RunControl:
                                     error=str(result.get("exception") or "")[:2000])
         elif (name == self.restore_name and status == "succeeded" and self.fault_ts
               and self.restore_ts is None):
-            self.restore_ts = ts  # a rollback of the same name later restores nothing new
-            self.recorder.event("restored", ts=ts, name=name)
+            # the restore counts from when it began: one that powers a zone back on and
+            # starts its daemons one node at a time may end after the cluster has recovered,
+            # which must not pass for recovery while the fault persisted
+            begun = _timestamp((result or {}).get("start")) or ts
+            self.restore_ts = begun  # a rollback of the same name later restores nothing new
+            self.recorder.event("restored", ts=begun, name=name, ended=ts)
 
     def end(self, journal: dict | None) -> None:
         error = None
