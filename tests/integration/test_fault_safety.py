@@ -3,6 +3,7 @@ run that was killed mid-fault, and the same faults over SSH on a cluster that is
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -19,6 +20,7 @@ from sqlalchemy.orm import sessionmaker
 
 from actions import power
 from clusters import fault_ledger, firewall, services
+from clusters import power as node_power
 from clusters.inventory import load_cluster
 from clusters.paths import default_inventory
 from probes import ceph as ceph_probes
@@ -45,12 +47,14 @@ def test_guard_refuses_two_of_three_replicas_hosts_and_accepts_the_override(ceph
         assert "already down: osd.2" in message  # node3, though Ceph may not know yet
         # nothing changed: osd.3 still runs, and no fault was written down for node4
         assert services.pid_of(ceph_cluster, osd3) is not None
+        assert not node_power.is_off(ceph_cluster, "node4")
         assert [e.key for e in fault_ledger.outstanding(ceph_cluster.name)] == ["power:node3"]
         # with the override it is injected, and the verdict says what was overridden
         result = power.power_off_node(node="node4", allow_unavailable=True,
                                       configuration=config)
         assert result["guard"]["allowed"] is False
-        assert services.pid_of(ceph_cluster, osd3) is None
+        # node4 is off the network now: its pid file is read here, not over SSH
+        assert services.pid_of(ceph_cluster, dataclasses.replace(osd3, node=None)) is None
     finally:
         for node in ("node3", "node4"):
             power.power_on_node(node=node, configuration=config)
@@ -71,14 +75,20 @@ def _kill_and_wait_experiment(tmp_path: Path) -> Path:
 
 
 def test_heal_restores_a_fault_left_by_a_killed_run(ceph_cluster, database_url, env, tmp_path):
+    ceph_probes.wait_for_health_ok(timeout_s=300, require_all_up=True,
+                                   configuration={"faultline_cluster": "lab-ceph"})
     ledger = PgFaultLedger(sessionmaker(create_engine(database_url)))
+    log = tmp_path / "run.log"
     run = subprocess.Popen(["faultline", "run", str(_kill_and_wait_experiment(tmp_path))],
-                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           env=env, stdout=subprocess.DEVNULL, stderr=log.open("w"),
                            start_new_session=True)
+
+    def injected() -> bool:
+        assert run.poll() is None, f"the run ended early: {log.read_text()[-3000:]}"
+        return any(e.key == "daemon:osd.1" for e in ledger.outstanding("lab-ceph"))
+
     try:
-        wait_for("the run to inject its fault",
-                 lambda: any(e.key == "daemon:osd.1" for e in ledger.outstanding("lab-ceph")),
-                 180, every_s=1)
+        wait_for("the run to inject its fault", injected, 180, every_s=1)
         time.sleep(1)  # the kill itself follows the ledger entry
     finally:
         os.killpg(run.pid, signal.SIGKILL)  # as a crash, an OOM kill or a lost session would
