@@ -69,7 +69,7 @@ def _kill_daemons(cluster: Cluster, node: Node, here: bool) -> list[str]:
         target = dataclasses.replace(service, node=None) if here else service
         if services.pid_of(cluster, target) is None:
             return False
-        services.kill(cluster, target, "KILL")
+        services.kill(cluster, target, "KILL", group=True)
         return True
     return _each(cluster, node, kill)
 

@@ -53,12 +53,22 @@ def pid_of(cluster: Cluster, service: Service) -> int | None:
     return int(out) if out.isdigit() else None
 
 
-def kill(cluster: Cluster, service: Service, signal: str = "KILL") -> int:
-    """Send a signal to the service's main process by PID; return that PID."""
+def kill(cluster: Cluster, service: Service, signal: str = "KILL", group: bool = False) -> int:
+    """Send a signal to the service's main process by PID; return that PID.
+
+    With `group`, and when the process leads its own process group (a daemon started in a
+    session of its own), the whole group gets it: the children it forked (Swift's auditors
+    fork one per audit) die with it, as on a machine that loses power, instead of living on
+    as orphans.
+    """
     pid = pid_of(cluster, service)
     if pid is None:
         raise RemoteCommandFailed(f"{service.name} is not running on {service.node or 'here'}")
-    run(cluster, service, f"kill -{signal} {pid}")
+    if group:
+        run(cluster, service, f"if [ \"$(ps -o pgid= -p {pid} | tr -d ' ')\" = {pid} ]; "
+                              f"then kill -{signal} -{pid}; else kill -{signal} {pid}; fi")
+    else:
+        run(cluster, service, f"kill -{signal} {pid}")
     return pid
 
 

@@ -1,5 +1,6 @@
 """A service's PID comes from its pid file only while that PID still runs the service's program."""
 
+import os
 import subprocess
 
 import pytest
@@ -68,3 +69,24 @@ def test_a_script_service_is_known_by_the_script_its_interpreter_runs(script_dae
 
     assert services.pid_of(CLUSTER, server) == proc.pid
     assert services.pid_of(CLUSTER, other) is None
+
+
+def test_a_group_kill_takes_the_children_a_daemon_forked(tmp_path):
+    # a daemon in a session of its own that forked a child, as Swift's auditors do
+    proc = subprocess.Popen(["setsid", "sh", "-c", "sleep 60 & echo $! > child; wait"],
+                            cwd=tmp_path)
+    pid_file = tmp_path / "daemon.pid"
+    pid_file.write_text(f"{proc.pid}\n")
+    service = Service(name="s", kind="x", node=None, pid_file=str(pid_file), program=None)
+    deadline = 50
+    while not (tmp_path / "child").exists() and deadline:
+        subprocess.run(["sleep", "0.1"])
+        deadline -= 1
+    child = int((tmp_path / "child").read_text())
+
+    assert services.kill(CLUSTER, service, "KILL", group=True) == proc.pid
+
+    proc.wait(5)
+    subprocess.run(["sleep", "0.3"])
+    state = open(f"/proc/{child}/status").read() if os.path.exists(f"/proc/{child}") else ""
+    assert state == "" or "State:\tZ" in state
