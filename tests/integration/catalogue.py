@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable
 
 import rados
@@ -29,14 +30,16 @@ class CephObjects:
         self.ioctx = self.admin.rados.open_ioctx(cluster.client["pool"])
         self.ioctx.set_namespace(f"catalogue-{uuid.uuid4().hex[:8]}")
         self.acked: list[str] = []
+        self.refused: Counter[str] = Counter()
 
     def write(self, count: int) -> None:
         for _ in range(count):
             name = uuid.uuid4().hex
             try:
                 self.ioctx.write_full(name, content(name))
-            except rados.Error:
-                continue  # not acknowledged: not owed
+            except rados.Error as exc:  # not acknowledged: not owed
+                self.refused[type(exc).__name__] += 1
+                continue
             self.acked.append(name)
 
     def lost(self) -> list[str]:
@@ -60,6 +63,7 @@ class SwiftObjects:
         self.container = f"{headers['x-storage-url']}/catalogue-{uuid.uuid4().hex[:8]}"
         assert _http(self.container, "PUT", self.auth)[0] in (201, 202)
         self.acked: list[str] = []
+        self.refused: Counter[int] = Counter()  # statuses of writes not acknowledged
 
     def write(self, count: int) -> None:
         for _ in range(count):
@@ -68,6 +72,8 @@ class SwiftObjects:
                                  timeout=30)
             if status == 201:
                 self.acked.append(name)
+            else:
+                self.refused[status] += 1
 
     def lost(self) -> list[str]:
         return [n for n in self.acked

@@ -68,6 +68,7 @@ def test_fault_is_seen_restored_and_loses_nothing(system, name, request, file_le
     objects = objects_of(cluster)
     try:
         objects.write(10)
+        assert len(objects.acked) == 10, objects.refused
         inject(**arguments, configuration=config)
         assert len(fault_ledger.outstanding(cluster.name)) == 1
         # the cluster itself notices (Ceph: an OSD down in the osdmap, after the heartbeat
@@ -78,7 +79,9 @@ def test_fault_is_seen_restored_and_loses_nothing(system, name, request, file_le
         restore(**arguments, **extra, configuration=config)
         assert fault_ledger.outstanding(cluster.name) == []
         recovered(config)
-        assert len(objects.acked) == 20
+        # writes during the fault may be refused (then they are not owed), but some must
+        # have been acknowledged, or degraded mode was not tested at all
+        assert len(objects.acked) > 10, objects.refused
         assert objects.lost() == []
     finally:
         objects.close()

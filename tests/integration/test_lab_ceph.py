@@ -46,13 +46,17 @@ def test_each_osd_is_alone_on_its_crush_host(lab_cluster: Cluster) -> None:
              for n in tree["nodes"] if n["type"] == "host"}
     assert hosts == {f"node{i + 1}": [f"osd.{i}"] for i in range(4)}
     assert all(n["status"] == "up" for n in tree["nodes"] if n["type"] == "osd")
+    # hosts in three CRUSH zones (lab/zones.py), and the pool keeps one copy per zone
+    zones = {n["name"]: sorted(by_id[c]["name"] for c in n.get("children", []))
+             for n in tree["nodes"] if n["type"] == "zone"}
+    assert zones == {"zone1": ["node1", "node2"], "zone2": ["node3"], "zone3": ["node4"]}
 
 
 def test_inventory_describes_the_lab(lab_cluster: Cluster) -> None:
     assert lab_cluster.kind == "ceph" and lab_cluster.lab
     assert [(n.name, n.address, n.zone, n.netns) for n in lab_cluster.nodes] == [
         ("node1", "10.77.0.11", "zone1", "flceph1"), ("node2", "10.77.0.12", "zone1", "flceph2"),
-        ("node3", "10.77.0.13", "zone2", "flceph3"), ("node4", "10.77.0.14", "zone2", "flceph4")]
+        ("node3", "10.77.0.13", "zone2", "flceph3"), ("node4", "10.77.0.14", "zone3", "flceph4")]
     assert sorted(s.name for s in lab_cluster.services) == [
         "mgr.x", "mon.a", "osd.0", "osd.1", "osd.2", "osd.3", "rgw.lab"]
     assert lab_cluster.service("mon.a").node is None
