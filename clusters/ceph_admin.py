@@ -16,6 +16,15 @@ import rados
 from .exceptions import AdminCommandFailed, NodeUnreachable
 from .inventory import Cluster
 
+# flags that may sit beside active+clean without any copy missing or out of place
+REDUNDANCY_NEUTRAL = frozenset({"laggy", "wait", "scrubbing", "deep", "snaptrim",
+                                "snaptrim_wait"})
+
+
+def is_clean(state: str) -> bool:
+    flags = set(state.split("+"))
+    return {"active", "clean"} <= flags and flags - {"active", "clean"} <= REDUNDANCY_NEUTRAL
+
 
 @dataclass(frozen=True)
 class CephState:
@@ -33,7 +42,9 @@ class CephState:
 
     @property
     def clean_pgs(self) -> int:
-        return self.pgs_by_state.get("active+clean", 0)
+        """PGs active+clean, also while a transient flag that costs no copy is on them
+        (laggy: a read lease ran out on a busy machine; scrubbing; waiting)."""
+        return sum(n for state, n in self.pgs_by_state.items() if is_clean(state))
 
     @property
     def fully_redundant(self) -> bool:

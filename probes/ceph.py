@@ -20,9 +20,19 @@ def _state(configuration: dict | None) -> CephState:
         raise ActivityFailed(str(exc)) from None
 
 
-def health_ok(configuration: dict = None) -> bool:
-    """True when the cluster is HEALTH_OK with every PG active+clean."""
-    return _state(configuration).fully_redundant
+def health_ok(settle_s: float = 0, configuration: dict = None) -> bool:
+    """True when the cluster is HEALTH_OK with every PG active+clean; with settle_s, True
+    as soon as it is within that many seconds (a cluster still settling from an earlier
+    run, or a PG briefly peering on a busy machine, is given the time)."""
+    if settle_s <= 0:
+        return _state(configuration).fully_redundant
+    cluster = cluster_from_configuration(configuration)
+    try:
+        with CephAdmin.for_cluster(cluster) as admin:
+            _, waited = admin.wait_until(lambda s: s.fully_redundant, settle_s)
+    except ClusterError as exc:
+        raise ActivityFailed(str(exc)) from None
+    return waited is not None
 
 
 def cluster_state(configuration: dict = None) -> dict:

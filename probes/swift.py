@@ -36,11 +36,18 @@ def _state(configuration: dict | None) -> SwiftState:
     return _ask(configuration, lambda admin: admin.state())
 
 
-def healthy(configuration: dict = None) -> bool:
+def healthy(settle_s: float = 0, configuration: dict = None) -> bool:
     """True when every server answers, no device is unmounted, the dispersion report finds
-    every copy and no partition sits on a handoff."""
-    state = _state(configuration)
-    return not state.fault_seen and state.fully_redundant
+    every copy and no partition sits on a handoff; with settle_s, True as soon as that holds
+    within that many seconds (handoffs of an earlier run still draining are given the time)."""
+    deadline = time.monotonic() + settle_s
+    while True:
+        state = _state(configuration)
+        if not state.fault_seen and state.fully_redundant:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(1.0)
 
 
 def cluster_state(configuration: dict = None) -> dict:

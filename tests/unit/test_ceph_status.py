@@ -2,6 +2,8 @@
 
 import copy
 
+import pytest
+
 from clusters.ceph_admin import CephState, parse_status
 
 HEALTHY = {  # trimmed from a reef `ceph status -f json`
@@ -118,3 +120,17 @@ def test_as_dict_carries_the_derived_flags():
     assert (summary["fully_redundant"], summary["fault_seen"], summary["at_risk"]) == \
         (False, True, True)
     assert summary["checks"] == ["OSD_DOWN", "PG_DEGRADED"]
+
+
+@pytest.mark.parametrize(("state", "clean"), [
+    ("active+clean", True),
+    ("active+clean+laggy", True),
+    ("active+clean+scrubbing+deep", True),
+    ("active+undersized+degraded", False),
+    ("active+clean+remapped", False),
+    ("peering", False),
+])
+def test_transient_flags_that_cost_no_copy_keep_a_pg_clean(state, clean):
+    from clusters.ceph_admin import is_clean
+
+    assert is_clean(state) is clean
