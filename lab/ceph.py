@@ -256,6 +256,8 @@ def up(home: Path | None = None, timeout: float = HEALTH_TIMEOUT) -> dict[str, A
         daemons_started = time.monotonic()
         log.info("daemons running after %.1f s; waiting for HEALTH_OK", daemons_started - started)
         final = ceph_setup.wait_healthy(admin, timeout)
+        if ceph_setup.move_other_pools(admin):
+            final = ceph_setup.wait_healthy(admin, timeout)
     finally:
         admin.close()
     healthy = time.monotonic()

@@ -127,6 +127,18 @@ def ensure_pools(admin: CephAdmin) -> None:
     _together(admin, fixes)
 
 
+def move_other_pools(admin: CephAdmin) -> bool:
+    """Put the pools others made (the mgr's device_health_metrics, created once the OSDs are
+    up) on the zone rule too: left on the default host rule, one may keep two copies in one
+    zone and make the guard refuse a zone-off fault. True if a pool was moved."""
+    rule = ensure_crush_rule(admin)
+    moves = [("osd pool set", {"pool": p["pool_name"], "var": "crush_rule", "val": CRUSH_RULE})
+             for p in admin.command("osd pool ls", detail="detail")
+             if p.get("crush_rule") != rule]
+    _together(admin, moves)
+    return bool(moves)
+
+
 def _settled(state: CephState) -> bool:
     return (state.health == "HEALTH_OK" and state.num_osds == OSD_COUNT
             and state.num_up_osds == OSD_COUNT and state.num_in_osds == OSD_COUNT
