@@ -47,7 +47,12 @@ def test_stock_chaos_run_records_an_object_server_kill(swift_cluster, database_u
         # restore, then the handoffs drain and every copy is back
         assert f["time_to_full_redundancy_s"] is None
         assert f["time_to_full_redundancy_after_restore_s"] is not None, f["reasons"]
-        assert f["data_at_risk_s"] > 0
+        # measured from the dispersion reports; on a busy machine a report can miss the
+        # sampling window, and then the figure is null with its reason, never a made-up 0
+        if f["data_at_risk_s"] is None:
+            assert "dispersion" in f["reasons"]["data_at_risk_s"], f["reasons"]
+        else:
+            assert f["data_at_risk_s"] > 0
         assert f["lost_objects"] == 0 and f["corrupt_objects"] == 0
         assert f["verified_objects"] > 0
         # the sampled state saw writes go to handoffs while the server was dead
