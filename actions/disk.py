@@ -17,7 +17,14 @@ from clusters import disk_faults, services
 from clusters.exceptions import ClusterError
 from clusters.inventory import Cluster, Disk
 
-from .safety import check_blast_radius, cluster_of, fail, ledger_before, ledger_restored
+from .safety import (
+    check_blast_radius,
+    cluster_of,
+    fail,
+    ledger_before,
+    ledger_restored,
+    node_of,
+)
 
 __all__ = ["fail_disk", "restore_disk"]
 
@@ -25,10 +32,7 @@ __all__ = ["fail_disk", "restore_disk"]
 def _disk(cluster: Cluster, node: str, device: str) -> Disk:
     """The node's disk named by `device` (path, mount point, "osd.N" or Swift device name);
     with `device` empty, the node's only disk."""
-    try:
-        cluster.node(node)
-    except ClusterError as exc:
-        raise ActivityFailed(str(exc)) from None
+    node_of(cluster, node)  # "no node X (nodes: ...)" before "no disk"
     disks = cluster.disks_on(node)
     if device:
         disks = [d for d in disks if device in (d.device, d.mount, d.swift_device,

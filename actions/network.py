@@ -13,23 +13,23 @@ from clusters import firewall
 from clusters.exceptions import ClusterError
 from clusters.inventory import Cluster
 
-from .safety import check_blast_radius, cluster_of, fail, ledger_before, ledger_restored
+from .safety import (
+    check_blast_radius,
+    cluster_of,
+    fail,
+    ledger_before,
+    ledger_restored,
+    node_of,
+)
 
 __all__ = ["partition_node", "heal_partition"]
-
-
-def _node(cluster: Cluster, node: str):
-    try:
-        return cluster.node(node)
-    except ClusterError as exc:
-        raise ActivityFailed(str(exc)) from None
 
 
 def check_arguments(func: str, arguments: dict, cluster: Cluster) -> None:
     """Before a run: the node exists and has nftables."""
     if func in ("partition_node", "heal_partition"):
         try:
-            firewall.check_ready(_node(cluster, str(arguments.get("node", "node1"))))
+            firewall.check_ready(node_of(cluster, str(arguments.get("node", "node1"))))
         except ClusterError as exc:
             raise ActivityFailed(str(exc)) from None
 
@@ -39,7 +39,7 @@ def partition_node(node: str = "node1", allow_unavailable: bool = False,
     """Drop all traffic of one node (but SSH) while its link and daemons stay up. Refused if
     it would leave data unavailable or with one copy, unless allow_unavailable."""
     cluster = cluster_of(configuration)
-    target = _node(cluster, node)
+    target = node_of(cluster, node)
     verdict = check_blast_radius(cluster, f"partition {target.name}", allow_unavailable,
                                  nodes={target.name})
     ledger_before(cluster, f"partition:{target.name}",
@@ -55,7 +55,7 @@ def partition_node(node: str = "node1", allow_unavailable: bool = False,
 def heal_partition(node: str = "node1", configuration: dict = None) -> dict:
     """Remove the partition of a node (idempotent)."""
     cluster = cluster_of(configuration)
-    target = _node(cluster, node)
+    target = node_of(cluster, node)
     try:
         firewall.rejoin(target)
     except ClusterError as exc:

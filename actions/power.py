@@ -16,7 +16,14 @@ from clusters import power
 from clusters.exceptions import ClusterError
 from clusters.inventory import Cluster
 
-from .safety import check_blast_radius, cluster_of, fail, ledger_before, ledger_restored
+from .safety import (
+    check_blast_radius,
+    cluster_of,
+    fail,
+    ledger_before,
+    ledger_restored,
+    node_of,
+)
 
 __all__ = ["power_off_node", "power_on_node", "power_off_zone", "power_on_zone"]
 
@@ -28,17 +35,10 @@ def _zone_nodes(cluster: Cluster, zone: str) -> list[str]:
         raise ActivityFailed(str(exc)) from None
 
 
-def _node(cluster: Cluster, node: str) -> str:
-    try:
-        return cluster.node(node).name
-    except ClusterError as exc:
-        raise ActivityFailed(str(exc)) from None
-
-
 def check_arguments(func: str, arguments: dict, cluster: Cluster) -> None:
     """Before a run: the node or zone exists, and its power controller can work."""
     if func in ("power_off_node", "power_on_node"):
-        nodes = [_node(cluster, str(arguments.get("node", "node1")))]
+        nodes = [node_of(cluster, str(arguments.get("node", "node1"))).name]
     elif func in ("power_off_zone", "power_on_zone"):
         nodes = _zone_nodes(cluster, str(arguments.get("zone", "zone1")))
     else:
@@ -60,7 +60,7 @@ def power_off_node(node: str = "node1", allow_unavailable: bool = False,
     """Power one node off: all its daemons die at once and its network goes silent.
     Refused if it would leave data unavailable or with one copy, unless allow_unavailable."""
     cluster = cluster_of(configuration)
-    name = _node(cluster, node)
+    name = node_of(cluster, node).name
     verdict = check_blast_radius(cluster, f"power off {name}", allow_unavailable, nodes={name})
     ledger_before(cluster, f"power:{name}",
                   f"{name} powered off ({power.describe(cluster.node(name))})",
@@ -76,7 +76,7 @@ def power_on_node(node: str = "node1", timeout_s: float = 600,
                   configuration: dict = None) -> dict:
     """Power a node on again and start its daemons (a running node is left alone)."""
     cluster = cluster_of(configuration)
-    name = _node(cluster, node)
+    name = node_of(cluster, node).name
     try:
         result = power.power_on(cluster, name, timeout_s)
     except ClusterError as exc:

@@ -18,7 +18,7 @@ from chaoslib.exceptions import ActivityFailed
 from clusters import fault_ledger, guard
 from clusters.config import cluster_from_configuration
 from clusters.exceptions import ClusterError
-from clusters.inventory import Cluster
+from clusters.inventory import Cluster, Node
 
 logger = logging.getLogger("chaostoolkit")
 
@@ -28,6 +28,14 @@ ALL_RINGS = ("object", "container", "account")
 def cluster_of(configuration: dict | None) -> Cluster:
     try:
         return cluster_from_configuration(configuration)
+    except ClusterError as exc:
+        raise ActivityFailed(str(exc)) from None
+
+
+def node_of(cluster: Cluster, name: str) -> Node:
+    """The cluster's node of that name; an unknown name fails the activity naming the known."""
+    try:
+        return cluster.node(name)
     except ClusterError as exc:
         raise ActivityFailed(str(exc)) from None
 

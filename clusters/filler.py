@@ -14,19 +14,19 @@ the target is reached; so the fill overshoots by less than one round's error.
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 import rados
 
 from .ceph_admin import CephAdmin
 from .credentials import swift_credentials
 from .exceptions import AdminCommandFailed, ClusterError
+from .http import request
 from .inventory import Cluster
 
 FILL_NAME = "faultline-fill"
@@ -103,25 +103,11 @@ class CephFill:
 # -- Swift -----------------------------------------------------------------------------------
 
 
-def _http(url: str, method: str, headers: dict, body: bytes | None = None,
-          timeout: float = 60.0) -> tuple[int, dict, bytes]:
-    parts = urlsplit(url)
-    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
-    try:
-        conn.request(method, parts.path + (f"?{parts.query}" if parts.query else ""),
-                     body=body, headers=headers)
-        response = conn.getresponse()
-        return response.status, {k.lower(): v for k, v in response.getheaders()}, \
-            response.read()
-    finally:
-        conn.close()
-
-
 def swift_usage(cluster: Cluster, ports: dict[str, int], timeout: float = 5.0) -> Usage:
     used = total = 0
     for node in {d.node for d in cluster.disks}:
         address = cluster.node(node).address
-        status, _, body = _http(f"http://{address}:{ports['object']}/recon/diskusage", "GET",
+        status, _, body = request(f"http://{address}:{ports['object']}/recon/diskusage", "GET",
                                 {}, timeout=timeout)
         if status != 200:
             raise FillError(f"recon diskusage of {node} answered {status}")
@@ -139,13 +125,13 @@ class SwiftFill:
 
     def __enter__(self) -> SwiftFill:
         creds = swift_credentials(self.cluster)
-        status, headers, _ = _http(creds.auth_url, "GET",
+        status, headers, _ = request(creds.auth_url, "GET",
                                    {"X-Auth-User": creds.user, "X-Auth-Key": creds.key})
         if status not in (200, 204) or "x-auth-token" not in headers:
             raise FillError(f"Swift auth at {creds.auth_url} answered {status}")
         self.auth = {"X-Auth-Token": headers["x-auth-token"]}
         self.container = f"{headers['x-storage-url']}/{FILL_NAME}"
-        status, _, _ = _http(self.container, "PUT", self.auth)
+        status, _, _ = request(self.container, "PUT", self.auth)
         if status not in (201, 202):
             raise FillError(f"cannot create container {FILL_NAME}: {status}")
         return self
@@ -160,7 +146,7 @@ class SwiftFill:
         return int(self.cluster.client.get("replicas", 3))
 
     def _put(self, name: str, payload: bytes) -> None:
-        status, _, _ = _http(f"{self.container}/{quote(name)}", "PUT", self.auth, payload)
+        status, _, _ = request(f"{self.container}/{quote(name)}", "PUT", self.auth, payload)
         if status != 201:
             raise FillError(f"PUT {FILL_NAME}/{name} answered {status}")
 
@@ -169,7 +155,7 @@ class SwiftFill:
             list(pool.map(lambda n: self._put(n, payload), names))
 
     def names(self) -> list[str]:
-        status, _, body = _http(f"{self.container}?format=json&limit=10000", "GET", self.auth)
+        status, _, body = request(f"{self.container}?format=json&limit=10000", "GET", self.auth)
         if status == 404:
             return []
         if status != 200:
@@ -178,12 +164,12 @@ class SwiftFill:
 
     def delete(self, names: list[str]) -> None:
         def one(name: str) -> None:
-            _http(f"{self.container}/{quote(name)}", "DELETE", self.auth)
+            request(f"{self.container}/{quote(name)}", "DELETE", self.auth)
         with ThreadPoolExecutor(max_workers=IN_FLIGHT) as pool:
             list(pool.map(one, names))
 
     def drop_container(self) -> None:
-        _http(self.container, "DELETE", self.auth)
+        request(self.container, "DELETE", self.auth)
 
 
 # -- both ------------------------------------------------------------------------------------

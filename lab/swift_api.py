@@ -8,11 +8,11 @@ Swift lab (through its proxy) and the Ceph lab (through RGW).
 from __future__ import annotations
 
 import hashlib
-import http.client
 import os
 import time
 import uuid
-from urllib.parse import urlsplit
+
+from clusters.http import request
 
 from .ceph_layout import LabError
 
@@ -30,21 +30,13 @@ class SwiftCallFailed(RuntimeError):
 def call(method: str, url: str, headers: dict[str, str], body: bytes | None = None,
           expect: tuple[int, ...] = (200,), timeout: float = 10.0
           ) -> tuple[dict[str, str], bytes]:
-    parts = urlsplit(url)
-    path = parts.path + (f"?{parts.query}" if parts.query else "")
-    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
     try:
-        conn.request(method, path, body=body, headers=headers)
-        response = conn.getresponse()
-        data = response.read()
+        status, response_headers, data = request(url, method, headers, body, timeout)
     except OSError as exc:  # refused, reset, timed out: the gateway is not serving yet
         raise SwiftCallFailed(f"{method} {url}: {exc}", retryable=True) from None
-    finally:
-        conn.close()
-    if response.status not in expect:
-        raise SwiftCallFailed(f"{method} {url} answered {response.status} {response.reason}",
-                              retryable=response.status >= 500)
-    return {k.lower(): v for k, v in response.getheaders()}, data
+    if status not in expect:
+        raise SwiftCallFailed(f"{method} {url} answered {status}", retryable=status >= 500)
+    return response_headers, data
 
 
 def swift_round_trip(auth_url: str, user: str, key: str) -> None:

@@ -12,7 +12,7 @@ import rados
 
 from clusters.ceph_admin import CephAdmin
 from clusters.credentials import swift_credentials
-from clusters.filler import _http
+from clusters.http import request as _http
 from clusters.inventory import Cluster
 from clusters.swift_admin import SwiftAdmin
 

@@ -91,3 +91,9 @@ def file_ledger(tmp_path):
     fault_ledger.set_backend(fault_ledger.FileLedger(tmp_path / "faults.json"))
     yield
     fault_ledger.set_backend(None)
+
+
+@pytest.fixture
+def sessions(database_url):
+    """Sessions on the test database."""
+    return db.session_factory(database_url)

@@ -22,11 +22,6 @@ CEPH_EXPERIMENT = "experiments/ceph-kill-osd.json"
 
 
 @pytest.fixture
-def sessions(database_url):
-    return db.session_factory(database_url)
-
-
-@pytest.fixture
 def made(sessions):
     """Runs made by a test, deleted afterwards (with everything they recorded)."""
     ids: list[int] = []

@@ -18,11 +18,6 @@ from service.models import FaultRecord, Run
 
 
 @pytest.fixture
-def sessions(database_url):
-    return db.session_factory(database_url)
-
-
-@pytest.fixture
 def cluster(sessions):
     """A cluster name of this test only; its faults are deleted afterwards."""
     name = unique_cluster()

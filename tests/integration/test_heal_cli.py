@@ -16,7 +16,7 @@ from fake_restores import UNREACHABLE, dead_pid, fault, install, unique_cluster
 from sqlalchemy import delete
 
 from clusters.fault_ledger import FileLedger
-from service import db, experiments
+from service import experiments
 from service.cli import main
 from service.fault_ledger_pg import PgFaultLedger
 from service.models import FaultRecord, Run
@@ -24,11 +24,6 @@ from service.models import FaultRecord, Run
 REPO = Path(__file__).resolve().parents[2]
 EXPERIMENT = str(REPO / "experiments" / "ceph-kill-osd.json")
 BROKEN = "actions.fake_restore.broken"
-
-
-@pytest.fixture
-def sessions(database_url):
-    return db.session_factory(database_url)
 
 
 @pytest.fixture
