@@ -30,6 +30,7 @@ NODE_COUNT = 4
 PROXY_ADDRESS = "127.0.0.1"
 PROXY_PORT = 8280
 MEMCACHE_PORT = 6250
+MEMCACHE_MAX_CONNECTIONS = 64
 RSYNC_PORT = 873  # each node has its own address: the standard port
 SERVER_PORTS = {"object": 6200, "container": 6201, "account": 6202}
 SERVER_TYPES = ("object", "container", "account")
@@ -232,6 +233,12 @@ use = egg:swift#healthcheck
 [filter:cache]
 use = egg:swift#memcache
 memcache_servers = {PROXY_ADDRESS}:{MEMCACHE_PORT}
+# Every request reads its token from memcached. With the default two pooled
+# connections, a busy proxy waits over pool_timeout, the only memcached gets
+# error-limited and every request is refused for 60 s: an outage of the lab's
+# own making, seen after restores on a loaded machine. One connection per
+# load worker (loadgen.drivers.SWIFT_MAX_WORKERS) means nobody queues.
+memcache_max_connections = {MEMCACHE_MAX_CONNECTIONS}
 
 [filter:catch_errors]
 use = egg:swift#catch_errors
