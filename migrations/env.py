@@ -18,10 +18,16 @@ def _url() -> str:
     return url
 
 
+def include_object(obj, name, type_, reflected, compare_to) -> bool:
+    # procrastinate's tables come from its own schema file (revision 0005), not our models
+    return not (type_ == "table" and name.startswith("procrastinate_"))
+
+
 def run_migrations_online() -> None:
     connectable = create_engine(_url())
     with connectable.connect() as connection:
-        context.configure(connection=connection, target_metadata=target_metadata)
+        context.configure(connection=connection, target_metadata=target_metadata,
+                          include_object=include_object)
         with context.begin_transaction():
             context.run_migrations()
     connectable.dispose()

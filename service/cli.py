@@ -18,14 +18,16 @@ from lab.disks import DiskError
 from lab.procs import DaemonError
 from loadgen.exceptions import LoadError
 
-from . import compare, db, experiments, figures, heal, suite
+from . import cli_queue, compare, db, experiments, figures, heal, run_queue, suite
+from .cluster_lock import ClusterBusy
 from .models import Run
 from .pgserver import DatabaseSetupError
 from .preflight import PreflightError
 from .report import format_report, report_dict
 
 USER_ERRORS = (ClusterError, LoadError, experiments.ExperimentError, figures.RunNotFound,
-               PreflightError, compare.CompareError, suite.SuiteError)
+               PreflightError, compare.CompareError, suite.SuiteError, run_queue.QueueError,
+               ClusterBusy)
 # Errors of the machine or the lab: one clear line too, never a traceback.
 SETUP_ERRORS = (LabError, DaemonError, DiskError, DatabaseSetupError, PermissionError,
                 subprocess.CalledProcessError, subprocess.TimeoutExpired)
@@ -49,6 +51,10 @@ class FaultlineGroup(click.Group):
 @click.group(cls=FaultlineGroup)
 def main() -> None:
     """Faultline: chaos and degraded-mode testing for Ceph and Swift."""
+
+
+for command in (cli_queue.worker_cmd, cli_queue.enqueue_cmd, cli_queue.cancel_cmd):
+    main.add_command(command)
 
 
 @main.command("run")

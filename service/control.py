@@ -18,13 +18,19 @@ first action), `restore` (name of the restore activity), `tail_s` (default 10),
 "swift" on a Ceph cluster loads it through RGW's Swift API), `baseline_after`
 (name of a method activity that prepares the cluster, e.g. a fill: the baseline
 window then starts when it ends, and the control keeps the load on for
-`baseline_s` before the next activity).
+`baseline_s` before the next activity), `run_id` (set by the worker: record into
+this queued run instead of opening a new one).
+
+Before anything else the control takes the cluster's lock (service.cluster_lock):
+a run on a busy cluster stops there with the name of the run that holds it, or
+waits up to $FAULTLINE_CLUSTER_WAIT_S seconds (the worker sets it).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 import time
 import uuid
@@ -41,9 +47,10 @@ from loadgen.exceptions import LoadError
 from loadgen.session import LoadSession
 
 from . import db, figures
+from .cluster_lock import ClusterBusy, ClusterLock
 from .fault_ledger_pg import use_database_ledger
 from .preflight import PreflightError, check_run
-from .recording import RunRecorder
+from .recording import RunNotQueued, RunRecorder, fail_queued
 from .sampler import ClusterSampler
 
 logger = logging.getLogger("chaostoolkit")
@@ -72,16 +79,21 @@ class RunControl:
         self.restore_ts: float | None = None
         self.last_second: dict[str, float] = {}
         self._progress_stop = threading.Event()
+        self.lock: ClusterLock | None = None
 
     @property
     def run_id(self) -> int | None:
         return self.recorder.run_id if self.recorder else None
 
-    def begin(self, experiment_path: str | None) -> None:
-        self.recorder = RunRecorder.create(
-            self.sessions, title=self.experiment.get("title", "untitled"),
-            cluster=self.cluster.name, cluster_kind=self.cluster.kind, load_api=self.api,
-            workload=self.workload.as_dict(), experiment_path=experiment_path)
+    def begin(self, experiment_path: str | None, queued_run_id: int | None = None) -> None:
+        fields = dict(title=self.experiment.get("title", "untitled"),
+                      cluster=self.cluster.name, cluster_kind=self.cluster.kind,
+                      load_api=self.api, workload=self.workload.as_dict(),
+                      experiment_path=experiment_path)
+        if queued_run_id is not None:
+            self.recorder = RunRecorder.start_queued(self.sessions, queued_run_id, **fields)
+        else:
+            self.recorder = RunRecorder.create(self.sessions, **fields)
         logger.info(f"Faultline run {self.run_id} on {self.cluster.name}")
         # from here on every fault is written to PostgreSQL, stamped with this run
         use_database_ledger(self.sessions, run_id=self.run_id)
@@ -234,25 +246,59 @@ class RunControl:
                     logger.error(f"while abandoning run {self.run_id}: {exc}")
         if self.recorder is not None:
             self.recorder.finish("failed", error=message)
+        self.release()
+
+    def release(self) -> None:
+        if self.lock is not None:
+            self.lock.release()
 
 
 def before_experiment_control(context: dict, configuration: dict = None,
                               secrets: dict = None, **arguments: Any) -> None:
     # chaoslib logs any other exception of a control at debug level and goes on, which
     # would inject the fault with no load and no record: every failure must interrupt.
+    queued_run_id = arguments.get("run_id")
+    lock = None
     try:
+        # the lock first: a busy cluster may fail a preflight check for another run's fault
+        lock = _lock_cluster(configuration)
         control = RunControl(context, configuration, arguments)
-    except (ClusterError, LoadError, PreflightError) as exc:
+    except (ClusterError, LoadError, PreflightError, ClusterBusy) as exc:
+        _stop_before_start(lock, queued_run_id, str(exc))
         raise InterruptExecution(f"Faultline: {exc}") from None
     except Exception as exc:
         logger.exception("Faultline could not prepare the run")
+        _stop_before_start(lock, queued_run_id, f"could not prepare the run: {exc}")
         raise InterruptExecution(f"Faultline could not prepare the run: {exc}") from None
+    control.lock = lock
     try:
-        control.begin(arguments.get("experiment_path"))
+        control.begin(arguments.get("experiment_path"), queued_run_id)
+    except RunNotQueued as exc:
+        control.abandon(str(exc))
+        raise InterruptExecution(f"Faultline: {exc}") from None
     except Exception as exc:
         control.abandon(str(exc))
+        if control.recorder is None and queued_run_id is not None:
+            fail_queued(control.sessions, queued_run_id, f"could not start the load: {exc}")
         raise InterruptExecution(f"Faultline could not start the load: {exc}") from None
     _runs[id(context)] = control
+
+
+def _lock_cluster(configuration: dict | None) -> ClusterLock:
+    cluster = cluster_from_configuration(configuration)
+    url = db.database_url()
+    wait_s = float(os.environ.get("FAULTLINE_CLUSTER_WAIT_S", "0"))
+    if wait_s:
+        logger.info(f"Waiting up to {wait_s:.0f} s for cluster {cluster.name} to be free")
+    return ClusterLock(url, cluster.name).acquire(db.session_factory(url), wait_s=wait_s)
+
+
+def _stop_before_start(lock: ClusterLock | None, queued_run_id: int | None,
+                       message: str) -> None:
+    if lock is not None:
+        lock.release()
+    if queued_run_id is not None:
+        fail_queued(db.session_factory(), queued_run_id, message)
 
 
 def before_method_control(context: dict, experiment: dict = None, **arguments: Any) -> None:
@@ -281,6 +327,8 @@ def after_experiment_control(context: dict, state: dict = None, **arguments: Any
             control.abandon(f"could not finish the run: {exc}")
             if state is not None:
                 state["status"] = "failed"
+        finally:
+            control.release()
 
 
 def _first_action(experiment: dict) -> str | None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, create_engine
+from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from . import pgserver
@@ -26,6 +27,11 @@ def database_url() -> str:
     pgserver.ensure_running()
     pgserver.ensure_database("faultline")
     return pgserver.url("faultline")
+
+
+def libpq_url(url: str) -> str:
+    """A libpq URI (for psycopg and procrastinate) from a SQLAlchemy URL."""
+    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
 def alembic_config(url: str) -> Config:

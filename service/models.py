@@ -26,6 +26,7 @@ class Run(Base):
     cluster: Mapped[str] = mapped_column(String(200), index=True)
     cluster_kind: Mapped[str] = mapped_column(String(20))
     load_api: Mapped[str | None] = mapped_column(String(20))  # rados, swift
+    # queued, cancelled, running, completed, deviated, interrupted, failed
     status: Mapped[str] = mapped_column(String(20), default="running", index=True)
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True),
                                                  server_default=func.now())
@@ -37,6 +38,12 @@ class Run(Base):
     verify: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
     journal: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
     error: Mapped[str | None] = mapped_column(Text)
+    # A run made by the queue: the document and target the worker runs, its job, who asked
+    experiment: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    inventory: Mapped[str | None] = mapped_column(Text)
+    job_id: Mapped[int | None] = mapped_column(BigInteger)
+    requested_by: Mapped[str | None] = mapped_column(String(200))
+    queued_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
     events: Mapped[list[Event]] = relationship(back_populates="run", order_by="Event.ts",
                                                cascade="all, delete-orphan")

@@ -16,6 +16,10 @@ from loadgen.samples import Sample
 from .models import ClusterSample, Event, LedgerEntry, LoadSample, Run
 
 
+class RunNotQueued(Exception):
+    """A worker was asked to start a run that is no longer queued."""
+
+
 class RunRecorder:
     """Owns one run row; thread-safe, since load, sampler and control all record."""
 
@@ -35,6 +39,19 @@ class RunRecorder:
             session.add(run)
             session.flush()
             run_id = run.id
+        return cls(sessions, run_id)
+
+    @classmethod
+    def start_queued(cls, sessions: sessionmaker[Session], run_id: int,
+                     **values: Any) -> RunRecorder:
+        """Take over a run the queue made: it turns from queued to running."""
+        with sessions.begin() as session:
+            done = session.execute(
+                update(Run).where(Run.id == run_id, Run.status == "queued")
+                .values(status="running", started_at=datetime.now(UTC), **values))
+            if done.rowcount != 1:
+                raise RunNotQueued(f"run {run_id} is not waiting in the queue "
+                                   "(cancelled, or started elsewhere)")
         return cls(sessions, run_id)
 
     def update(self, **values: Any) -> None:
@@ -77,3 +94,12 @@ def load_ledger(session: Session, run_id: int) -> list[Entry]:
     rows = session.execute(select(LedgerEntry.container, LedgerEntry.name, LedgerEntry.size)
                            .where(LedgerEntry.run_id == run_id)).all()
     return [Entry(c, n, s) for c, n, s in rows]
+
+
+def fail_queued(sessions: sessionmaker[Session], run_id: int, message: str) -> bool:
+    """A queued run that could not start: failed, with the reason. False if it had moved on."""
+    with sessions.begin() as session:
+        done = session.execute(update(Run).where(Run.id == run_id, Run.status == "queued")
+                               .values(status="failed", error=message,
+                                       ended_at=datetime.now(UTC)))
+        return done.rowcount == 1

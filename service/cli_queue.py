@@ -1,0 +1,57 @@
+"""`faultline worker`, `faultline enqueue`, `faultline cancel`: the queue from the command
+line (registered on the main group in service.cli, whose error handling they share)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+
+import click
+
+from . import db, experiments, queue, run_queue
+from .tasks import RUNS_QUEUE
+
+
+@click.command("worker")
+@click.option("--concurrency", default=4, show_default=True,
+              help="Runs at once (each on another cluster: a cluster runs one at a time).")
+@click.option("--name", default=None, help="Worker name in logs (default: host and PID).")
+def worker_cmd(concurrency: int, name: str | None) -> None:
+    """Run queued experiments until stopped (Ctrl-C waits for the runs in progress)."""
+    if concurrency < 1:
+        raise click.BadParameter("must be at least 1", param_hint="--concurrency")
+    url = db.database_url()
+    app = queue.make_app(url)
+    logging.basicConfig(level=logging.INFO, format="[%(asctime)s %(levelname)s] %(message)s",
+                        datefmt="%H:%M:%S")
+    click.echo(f"faultline worker on {db.libpq_url(url).split('@')[-1]}: queue {RUNS_QUEUE}, "
+               f"{concurrency} at once", err=True)
+    app.run_worker(queues=[RUNS_QUEUE], concurrency=concurrency,
+                   name=name or f"{socket.gethostname()}-{os.getpid()}",
+                   additional_context={"database_url": url},
+                   # a run ends with its rollbacks: never cut one short on shutdown
+                   shutdown_graceful_timeout=None)
+
+
+@click.command("enqueue")
+@click.argument("experiment", type=click.Path())
+@click.option("--cluster", help="Cluster name in the inventory (default: lab-ceph).")
+@click.option("--inventory", help="Inventory file (default: the lab's).")
+def enqueue_cmd(experiment: str, cluster: str | None, inventory: str | None) -> None:
+    """Queue a run of an experiment file for the workers; print its run id."""
+    document = experiments.load(experiment)
+    url = db.database_url()
+    run_id = run_queue.enqueue(db.session_factory(url), queue.make_app(url), document,
+                               cluster=cluster, inventory=inventory, experiment_path=experiment,
+                               requested_by="cli")
+    click.echo(run_id)
+
+
+@click.command("cancel")
+@click.argument("run_id", type=int)
+def cancel_cmd(run_id: int) -> None:
+    """Cancel a queued run, or interrupt a running one (its rollbacks still run)."""
+    url = db.database_url()
+    outcome = run_queue.cancel(db.session_factory(url), queue.make_app(url), run_id)
+    click.echo(f"run {run_id}: {outcome}")

@@ -1,0 +1,33 @@
+"""The job queue: a procrastinate app on Faultline's own PostgreSQL database.
+
+procrastinate (PostgreSQL-only, maintained, async workers with abort, per-job
+locks and deduplicated periodic tasks) keeps its jobs in the same database as
+the runs, so enqueueing a run and writing its row commit together in intent and
+any number of `faultline worker` processes, on any machine that reaches the
+database, share one queue. Its schema is created by the Alembic migrations.
+"""
+
+from __future__ import annotations
+
+import procrastinate
+
+from . import db, tasks
+
+RUNS_QUEUE = "runs"
+
+
+def make_app(url: str | None = None) -> procrastinate.App:
+    """The queue app for a database (default: DATABASE_URL or the embedded server).
+
+    The database is migrated first, so procrastinate's tables exist.
+    """
+    url = url or db.database_url()
+    db.engine(url)  # migrates
+    app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=db.libpq_url(url)))
+    app.add_tasks_from(tasks.bp, namespace="faultline")
+    return app
+
+
+def cluster_lock(cluster: str) -> str:
+    """procrastinate's lock for runs on a cluster: such jobs run one at a time, in order."""
+    return f"cluster:{cluster}"

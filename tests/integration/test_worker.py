@@ -1,0 +1,169 @@
+"""Runs through the queue with real `faultline worker` processes on the real Ceph lab:
+one experiment per cluster at a time, cancel before and during a run, and the
+cluster lock that a command-line run meets."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from catalogue import ceph_osds_up, wait_for
+from sqlalchemy import select
+
+from service import queue, run_queue
+from service.fault_ledger_pg import PgFaultLedger
+from service.models import Event, Run
+
+REPO = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.lab
+
+
+def _experiment(title: str, method: list[dict], rollbacks: list[dict] | None = None) -> dict:
+    """A short Ceph experiment with the Faultline control: a light load, a short baseline."""
+    return {
+        "version": "1.0.0", "title": title, "description": "queue test",
+        "configuration": {"faultline_cluster": {"type": "env", "key": "FAULTLINE_CLUSTER",
+                                                "default": "lab-ceph"}},
+        "controls": [{"name": "faultline", "provider": {
+            "type": "python", "module": "service.control", "arguments": {
+                "workload": {"containers": 1, "objects_per_container": 20,
+                             "object_size": 4096, "mix": {"read": 80, "write": 20},
+                             "rate": 10, "ramp_s": 1, "baseline_s": 3},
+                "tail_s": 1}}}],
+        "method": method,
+        "rollbacks": rollbacks or [],
+    }
+
+
+def _pause(seconds: float) -> dict:
+    """An activity that does nothing but hold the run (and its cluster) for a while."""
+    return {"type": "probe", "name": "hold", "pauses": {"after": seconds}, "provider": {
+        "type": "python", "module": "os", "func": "getpid"}}
+
+
+KILL_OSD = {"type": "action", "name": "kill-osd", "provider": {
+    "type": "python", "module": "actions.ceph", "func": "kill_osd", "arguments": {"osd_id": 2}}}
+START_OSD = {"type": "action", "name": "start-osd", "provider": {
+    "type": "python", "module": "actions.ceph", "func": "start_osd",
+    "arguments": {"osd_id": 2}}}
+
+
+@pytest.fixture
+def worker(ceph_cluster, env):
+    """A real `faultline worker` on the test database; stopped (SIGINT, graceful) after."""
+    process = subprocess.Popen([sys.executable, "-m", "service", "worker", "--concurrency", "2"],
+                               env=env, cwd=REPO, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+    yield process
+    process.send_signal(signal.SIGINT)
+    try:
+        process.wait(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+@pytest.fixture
+def app(database_url):
+    return queue.make_app(database_url)
+
+
+def _run(sessions, run_id: int) -> Run:
+    with sessions() as session:
+        run = session.get(Run, run_id)
+        run.events  # noqa: B018 - load them before the session closes
+        return run
+
+
+def _ended(sessions, run_id: int) -> bool:
+    return _run(sessions, run_id).status not in ("queued", "running")
+
+
+def _enqueue(sessions, app, experiment: dict) -> int:
+    return run_queue.enqueue(sessions, app, experiment, cluster="lab-ceph", requested_by="test")
+
+
+def test_two_runs_on_one_cluster_run_one_after_the_other(worker, sessions, app):
+    first = _enqueue(sessions, app, _experiment("queue first", [_pause(8)]))
+    second = _enqueue(sessions, app, _experiment("queue second", [_pause(1)]))
+    # the worker could take both (concurrency 2), but the cluster's lock holds the second
+    wait_for("the first run to start", lambda: _run(sessions, first).status == "running", 120)
+    assert _run(sessions, second).status == "queued"
+    wait_for("both runs to end", lambda: _ended(sessions, first) and _ended(sessions, second),
+             300)
+    a, b = _run(sessions, first), _run(sessions, second)
+    assert (a.status, b.status) == ("completed", "completed"), (a.error, b.error)
+    assert a.ended_at <= b.started_at, "the runs overlapped on one cluster"
+    assert a.requested_by == b.requested_by == "test"
+
+
+def test_a_cancelled_queued_run_never_starts(worker, sessions, app):
+    first = _enqueue(sessions, app, _experiment("queue holder", [_pause(6)]))
+    second = _enqueue(sessions, app, _experiment("queue cancelled", [_pause(1)]))
+    wait_for("the first run to start", lambda: _run(sessions, first).status == "running", 120)
+    assert run_queue.cancel(sessions, app, second) == "cancelled"
+    wait_for("the first run to end", lambda: _ended(sessions, first), 300)
+    run = _run(sessions, second)
+    assert run.status == "cancelled"
+    assert run.events == [] and run.load_started_ts is None  # nothing of it ever ran
+    with pytest.raises(run_queue.QueueError, match="is cancelled: there is nothing to cancel"):
+        run_queue.cancel(sessions, app, second)
+
+
+def test_cancelling_a_running_run_plays_its_rollbacks(worker, sessions, app, ceph_cluster):
+    run_id = _enqueue(sessions, app, _experiment(
+        "queue cancel mid-fault", [KILL_OSD, _pause(600)], rollbacks=[START_OSD]))
+    wait_for("the OSD kill", lambda: any(e.kind == "fault_injected"
+                                         for e in _run(sessions, run_id).events), 180)
+    assert run_queue.cancel(sessions, app, run_id) == "cancelling"
+    wait_for("the run to end", lambda: _ended(sessions, run_id), 240)
+    run = _run(sessions, run_id)
+    assert run.status == "interrupted", run.error
+    kinds = [e.kind for e in run.events]
+    assert kinds.index("cancel_requested") < kinds.index("restored")
+    assert [r["status"] for r in run.journal["rollbacks"]] == ["succeeded"]
+    assert not PgFaultLedger(sessions).outstanding("lab-ceph")  # struck off by its restore
+    wait_for("every OSD up", lambda: ceph_osds_up(ceph_cluster) == 4, 120)
+
+
+def test_a_command_line_run_on_a_busy_cluster_is_refused_and_changes_nothing(
+        worker, sessions, app, env, tmp_path):
+    holder = _enqueue(sessions, app, _experiment("queue busy holder", [_pause(20)]))
+    wait_for("the run to start", lambda: _run(sessions, holder).status == "running", 120)
+    path = tmp_path / "busy.json"
+    path.write_text(json.dumps(_experiment("queue refused", [_pause(1)])))
+    with sessions() as session:
+        before = session.execute(select(Run.id).order_by(Run.id.desc()).limit(1)).scalar()
+    done = subprocess.run([sys.executable, "-m", "service", "run", str(path),
+                           "--cluster", "lab-ceph"],
+                          env=env, cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0
+    assert f"cluster lab-ceph is busy: run {holder} (queue busy holder)" in done.stderr
+    with sessions() as session:
+        after = session.execute(select(Run.id).order_by(Run.id.desc()).limit(1)).scalar()
+        events = session.execute(select(Event).where(Event.run_id == holder)).scalars().all()
+    assert after == before
+    assert all(e.kind != "cancel_requested" for e in events)
+    wait_for("the holder to end", lambda: _ended(sessions, holder), 300)
+    assert _run(sessions, holder).status == "completed"
+
+
+def test_bad_input_queues_nothing(ceph_cluster, sessions, app):
+    with sessions() as session:
+        before = session.execute(select(Run.id).order_by(Run.id.desc()).limit(1)).scalar()
+    with pytest.raises(Exception, match="unknown cluster 'atlantis'"):
+        run_queue.enqueue(sessions, app, _experiment("nowhere", [_pause(1)]), cluster="atlantis")
+    with pytest.raises(Exception, match="rate"):
+        run_queue.enqueue(sessions, app, _experiment("bad load", [_pause(1)]),
+                          cluster="lab-ceph", workload={"rate": -5})
+    with sessions() as session:
+        after = session.execute(select(Run.id).order_by(Run.id.desc()).limit(1)).scalar()
+    assert after == before
+    with app.open():
+        assert app.job_manager.list_jobs(status="todo") == []
