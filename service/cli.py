@@ -18,7 +18,18 @@ from lab.disks import DiskError
 from lab.procs import DaemonError
 from loadgen.exceptions import LoadError
 
-from . import cli_queue, compare, db, experiments, figures, heal, run_queue, suite
+from . import (
+    cli_queue,
+    cli_schedules,
+    compare,
+    db,
+    experiments,
+    figures,
+    heal,
+    run_queue,
+    schedules,
+    suite,
+)
 from .cluster_lock import ClusterBusy
 from .models import Run
 from .pgserver import DatabaseSetupError
@@ -27,7 +38,7 @@ from .report import format_report, report_dict
 
 USER_ERRORS = (ClusterError, LoadError, experiments.ExperimentError, figures.RunNotFound,
                PreflightError, compare.CompareError, suite.SuiteError, run_queue.QueueError,
-               ClusterBusy)
+               ClusterBusy, schedules.ScheduleError, schedules.ScheduleNotFound)
 # Errors of the machine or the lab: one clear line too, never a traceback.
 SETUP_ERRORS = (LabError, DaemonError, DiskError, DatabaseSetupError, PermissionError,
                 subprocess.CalledProcessError, subprocess.TimeoutExpired)
@@ -53,7 +64,8 @@ def main() -> None:
     """Faultline: chaos and degraded-mode testing for Ceph and Swift."""
 
 
-for command in (cli_queue.worker_cmd, cli_queue.enqueue_cmd, cli_queue.cancel_cmd):
+for command in (cli_queue.worker_cmd, cli_queue.enqueue_cmd, cli_queue.cancel_cmd,
+                cli_schedules.schedule_group):
     main.add_command(command)
 
 

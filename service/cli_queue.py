@@ -10,7 +10,7 @@ import socket
 import click
 
 from . import db, experiments, queue, run_queue
-from .tasks import RUNS_QUEUE
+from .queue import RUNS_QUEUE, SCHEDULES_QUEUE
 
 
 @click.command("worker")
@@ -25,9 +25,10 @@ def worker_cmd(concurrency: int, name: str | None) -> None:
     app = queue.make_app(url)
     logging.basicConfig(level=logging.INFO, format="[%(asctime)s %(levelname)s] %(message)s",
                         datefmt="%H:%M:%S")
-    click.echo(f"faultline worker on {db.libpq_url(url).split('@')[-1]}: queue {RUNS_QUEUE}, "
+    click.echo(f"faultline worker on {db.libpq_url(url).split('@')[-1]}: queues {RUNS_QUEUE}, "
+               f"{SCHEDULES_QUEUE}; "
                f"{concurrency} at once", err=True)
-    app.run_worker(queues=[RUNS_QUEUE], concurrency=concurrency,
+    app.run_worker(queues=[RUNS_QUEUE, SCHEDULES_QUEUE], concurrency=concurrency,
                    name=name or f"{socket.gethostname()}-{os.getpid()}",
                    additional_context={"database_url": url},
                    # a run ends with its rollbacks: never cut one short on shutdown

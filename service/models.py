@@ -1,4 +1,4 @@
-"""SQLAlchemy 2 models: runs, everything a run records, and the fault ledger. No I/O beyond
+"""SQLAlchemy 2 models: runs, what they record, the fault ledger, schedules. No I/O beyond
 the ORM."""
 
 from __future__ import annotations
@@ -6,7 +6,19 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, DateTime, Float, ForeignKey, Index, Integer, String, Text, func
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    func,
+)
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -44,6 +56,10 @@ class Run(Base):
     job_id: Mapped[int | None] = mapped_column(BigInteger)
     requested_by: Mapped[str | None] = mapped_column(String(200))
     queued_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # a scheduled run: its series is (schedule, cluster, experiment file)
+    schedule_id: Mapped[int | None] = mapped_column(
+        ForeignKey("schedules.id", ondelete="SET NULL"), index=True)
+    verdict: Mapped[dict[str, Any] | None] = mapped_column(JSONB)  # against its series
 
     events: Mapped[list[Event]] = relationship(back_populates="run", order_by="Event.ts",
                                                cascade="all, delete-orphan")
@@ -125,3 +141,41 @@ class FaultRecord(Base):
     owner_host: Mapped[str] = mapped_column(String(255))
     # A run deleted later must not take the record of a fault still in place with it.
     run_id: Mapped[int | None] = mapped_column(ForeignKey("runs.id", ondelete="SET NULL"))
+
+
+class Schedule(Base):
+    """A cron expression in a time zone, an experiment or a suite, its clusters, a workload."""
+
+    __tablename__ = "schedules"
+    __table_args__ = (CheckConstraint("(experiment_path IS NULL) <> (suite_path IS NULL)",
+                                      name="ck_schedules_experiment_or_suite"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    cron: Mapped[str] = mapped_column(String(200))
+    timezone: Mapped[str] = mapped_column(String(100), default="UTC")
+    experiment_path: Mapped[str | None] = mapped_column(Text)
+    suite_path: Mapped[str | None] = mapped_column(Text)
+    clusters: Mapped[list[Any]] = mapped_column(default=list)  # for an experiment
+    workload: Mapped[dict[str, Any]] = mapped_column(default=dict)  # overrides
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_by: Mapped[str | None] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True),
+                                                 server_default=func.now())
+    # slots up to here have been considered; a new schedule starts from its creation
+    checked_until: Mapped[datetime] = mapped_column(DateTime(timezone=True),
+                                                    server_default=func.now())
+
+
+class ScheduleSlot(Base):
+    """One due time of a schedule, enqueued once: the key makes a second enqueue a no-op."""
+
+    __tablename__ = "schedule_slots"
+
+    schedule_id: Mapped[int] = mapped_column(ForeignKey("schedules.id", ondelete="CASCADE"),
+                                             primary_key=True)
+    slot: Mapped[datetime] = mapped_column(DateTime(timezone=True), primary_key=True)
+    run_ids: Mapped[list[Any]] = mapped_column(default=list)
+    error: Mapped[str | None] = mapped_column(Text)  # why the slot queued no run
+    enqueued_at: Mapped[datetime] = mapped_column(DateTime(timezone=True),
+                                                  server_default=func.now())

@@ -2,18 +2,21 @@
 
 procrastinate (PostgreSQL-only, maintained, async workers with abort, per-job
 locks and deduplicated periodic tasks) keeps its jobs in the same database as
-the runs, so enqueueing a run and writing its row commit together in intent and
-any number of `faultline worker` processes, on any machine that reaches the
-database, share one queue. Its schema is created by the Alembic migrations.
+the runs, so any number of `faultline worker` processes, on any machine that
+reaches the database, share one queue. Its schema is created by the Alembic
+migrations (revision 0005).
 """
 
 from __future__ import annotations
 
 import procrastinate
 
-from . import db, tasks
+from . import db
 
 RUNS_QUEUE = "runs"
+SCHEDULES_QUEUE = "schedules"
+NAMESPACE = "faultline"
+RUN_TASK = f"{NAMESPACE}:run_experiment"
 
 
 def make_app(url: str | None = None) -> procrastinate.App:
@@ -21,10 +24,12 @@ def make_app(url: str | None = None) -> procrastinate.App:
 
     The database is migrated first, so procrastinate's tables exist.
     """
+    from . import tasks  # the tasks call services that use this module
+
     url = url or db.database_url()
     db.engine(url)  # migrates
     app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=db.libpq_url(url)))
-    app.add_tasks_from(tasks.bp, namespace="faultline")
+    app.add_tasks_from(tasks.bp, namespace=NAMESPACE)
     return app
 
 

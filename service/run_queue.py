@@ -9,12 +9,13 @@ worker never picks a job whose run it cannot see.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import asyncio
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import procrastinate
-from sqlalchemy import update
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from clusters.paths import default_inventory
@@ -23,8 +24,7 @@ from loadgen.workload import parse_workload
 from . import experiments
 from .figures import get_run
 from .models import Run
-from .queue import cluster_lock
-from .tasks import run_experiment
+from .queue import RUN_TASK, cluster_lock
 
 
 class QueueError(Exception):
@@ -36,25 +36,66 @@ def enqueue(sessions: sessionmaker[Session], app: procrastinate.App,
             inventory: str | None = None, experiment_path: str | None = None,
             workload: dict[str, Any] | None = None, requested_by: str | None = None) -> int:
     """Queue one run of an experiment on a cluster; return its run id."""
+    with sessions.begin() as session:
+        run = queued_run(session, experiment, cluster=cluster, inventory=inventory,
+                         experiment_path=experiment_path, workload=workload,
+                         requested_by=requested_by)
+        run_id, target = run.id, run.cluster
+    with app.open():
+        defer(sessions, app, run_id, target)
+    return run_id
+
+
+def queued_run(session: Session, experiment: dict[str, Any], *, cluster: str | None = None,
+               inventory: str | None = None, experiment_path: str | None = None,
+               workload: dict[str, Any] | None = None, requested_by: str | None = None,
+               schedule_id: int | None = None) -> Run:
+    """Check a run and add its queued row to the session (the caller commits, then defers)."""
     if workload:
         experiment = experiments.with_workload(experiment, workload)
     target = experiments.check_static(experiment, cluster, inventory)
     arguments = experiments.faultline_control(experiment)["provider"]["arguments"]
-    with sessions.begin() as session:
-        run = Run(title=experiment.get("title", "untitled"), experiment_path=experiment_path,
-                  cluster=target.name, cluster_kind=target.kind, status="queued",
-                  workload=parse_workload(arguments.get("workload")).as_dict(),
-                  experiment=experiment, inventory=str(Path(inventory or default_inventory())),
-                  requested_by=requested_by, queued_at=datetime.now(UTC))
-        session.add(run)
-        session.flush()
-        run_id = run.id
-    with app.open():
-        job_id = app.configure_task(run_experiment.name,
-                                    lock=cluster_lock(target.name)).defer(run_id=run_id)
+    run = Run(title=experiment.get("title", "untitled"), experiment_path=experiment_path,
+              cluster=target.name, cluster_kind=target.kind, status="queued",
+              workload=parse_workload(arguments.get("workload")).as_dict(),
+              experiment=experiment, inventory=str(Path(inventory or default_inventory())),
+              requested_by=requested_by, queued_at=datetime.now(UTC), schedule_id=schedule_id)
+    session.add(run)
+    session.flush()
+    return run
+
+
+def defer(sessions: sessionmaker[Session], app: procrastinate.App, run_id: int,
+          cluster: str) -> int:
+    """Give a committed queued run its job (the app is open); return the job id."""
+    job_id = app.configure_task(RUN_TASK, lock=cluster_lock(cluster)).defer(
+        run_id=run_id)
+    _set_job(sessions, run_id, job_id)
+    return job_id
+
+
+async def defer_async(sessions: sessionmaker[Session], app: procrastinate.App, run_id: int,
+                      cluster: str) -> int:
+    """defer() from a worker's event loop."""
+    job_id = await app.configure_task(RUN_TASK, lock=cluster_lock(cluster)).defer_async(
+        run_id=run_id)
+    await asyncio.to_thread(_set_job, sessions, run_id, job_id)
+    return job_id
+
+
+def queued_without_job(sessions: sessionmaker[Session],
+                       older_than_s: float = 60.0) -> list[tuple[int, str]]:
+    """Queued runs that never got their job (the process died between commit and defer)."""
+    cutoff = datetime.now(UTC) - timedelta(seconds=older_than_s)
+    with sessions() as session:
+        rows = session.execute(select(Run.id, Run.cluster).where(
+            Run.status == "queued", Run.job_id.is_(None), Run.queued_at < cutoff)).all()
+    return [(run_id, cluster) for run_id, cluster in rows]
+
+
+def _set_job(sessions: sessionmaker[Session], run_id: int, job_id: int) -> None:
     with sessions.begin() as session:
         session.execute(update(Run).where(Run.id == run_id).values(job_id=job_id))
-    return run_id
 
 
 def cancel(sessions: sessionmaker[Session], app: procrastinate.App, run_id: int) -> str:
