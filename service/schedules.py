@@ -186,11 +186,12 @@ def _values(schedule: Schedule) -> dict[str, Any]:
 
 
 def series(session: Session, run: Run, limit: int = 50) -> list[Run]:
-    """The runs before this one of its series: same schedule, cluster and experiment file."""
+    """The runs before this one of its series (same schedule, cluster and experiment file)
+    that ran to the end: a failed or interrupted night would blur the history."""
     if run.schedule_id is None:
         return []
     return list(session.execute(
         select(Run).where(Run.schedule_id == run.schedule_id, Run.cluster == run.cluster,
                           Run.experiment_path == run.experiment_path, Run.id < run.id,
-                          Run.figures.is_not(None))
+                          Run.status.in_(("completed", "deviated")), Run.figures.is_not(None))
         .order_by(Run.id.desc()).limit(limit)).scalars())[::-1]

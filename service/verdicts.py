@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
@@ -25,6 +24,6 @@ def judge_run(sessions: sessionmaker[Session], run_id: int,
                        "summary": f"run {run.status} without figures: {run.error or 'no error'}"}
         else:
             history = [r.figures for r in schedules.series(session, run, limit=policy.window)]
-            verdict = dataclasses.asdict(judge(run.figures, history, policy))
+            verdict = judge(run.figures, history, policy).as_dict()
         run.verdict = verdict
         return verdict
