@@ -19,13 +19,15 @@ from lab.procs import DaemonError
 from loadgen.exceptions import LoadError
 
 from . import compare, db, experiments, figures, heal, suite
+from .accounts.exceptions import AccountError
+from .cli_accounts import token_group, user_group
 from .models import Run
 from .pgserver import DatabaseSetupError
 from .preflight import PreflightError
 from .report import format_report, report_dict
 
 USER_ERRORS = (ClusterError, LoadError, experiments.ExperimentError, figures.RunNotFound,
-               PreflightError, compare.CompareError, suite.SuiteError)
+               PreflightError, compare.CompareError, suite.SuiteError, AccountError)
 # Errors of the machine or the lab: one clear line too, never a traceback.
 SETUP_ERRORS = (LabError, DaemonError, DiskError, DatabaseSetupError, PermissionError,
                 subprocess.CalledProcessError, subprocess.TimeoutExpired)
@@ -49,6 +51,10 @@ class FaultlineGroup(click.Group):
 @click.group(cls=FaultlineGroup)
 def main() -> None:
     """Faultline: chaos and degraded-mode testing for Ceph and Swift."""
+
+
+main.add_command(user_group)
+main.add_command(token_group)
 
 
 @main.command("run")

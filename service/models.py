@@ -1,5 +1,5 @@
 """SQLAlchemy 2 models: runs, everything a run records, and the fault ledger. No I/O beyond
-the ORM."""
+the ORM. Users and API tokens are in service.accounts.models, on this same Base."""
 
 from __future__ import annotations
 
