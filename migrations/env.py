@@ -5,6 +5,7 @@ import os
 from alembic import context
 from sqlalchemy import create_engine
 
+from service.accounts import models as _accounts  # noqa: F401  (puts users, api_tokens on Base)
 from service.models import Base
 
 config = context.config

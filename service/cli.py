@@ -19,6 +19,7 @@ from lab.procs import DaemonError
 from loadgen.exceptions import LoadError
 
 from . import (
+    cli_accounts,
     cli_queue,
     cli_schedules,
     compare,
@@ -30,6 +31,7 @@ from . import (
     schedules,
     suite,
 )
+from .accounts.exceptions import AccountError
 from .cluster_lock import ClusterBusy
 from .models import Run
 from .pgserver import DatabaseSetupError
@@ -38,7 +40,8 @@ from .report import format_report, report_dict
 
 USER_ERRORS = (ClusterError, LoadError, experiments.ExperimentError, figures.RunNotFound,
                PreflightError, compare.CompareError, suite.SuiteError, run_queue.QueueError,
-               ClusterBusy, schedules.ScheduleError, schedules.ScheduleNotFound)
+               ClusterBusy, schedules.ScheduleError, schedules.ScheduleNotFound,
+               AccountError)
 # Errors of the machine or the lab: one clear line too, never a traceback.
 SETUP_ERRORS = (LabError, DaemonError, DiskError, DatabaseSetupError, PermissionError,
                 subprocess.CalledProcessError, subprocess.TimeoutExpired)
@@ -65,7 +68,8 @@ def main() -> None:
 
 
 for command in (cli_queue.worker_cmd, cli_queue.enqueue_cmd, cli_queue.cancel_cmd,
-                cli_schedules.schedule_group):
+                cli_schedules.schedule_group, cli_accounts.user_group,
+                cli_accounts.token_group):
     main.add_command(command)
 
 

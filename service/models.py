@@ -1,5 +1,5 @@
 """SQLAlchemy 2 models: runs, what they record, the fault ledger, schedules. No I/O beyond
-the ORM."""
+the ORM. Users and API tokens are in service.accounts.models, on this same Base."""
 
 from __future__ import annotations
 

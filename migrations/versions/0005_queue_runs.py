@@ -5,7 +5,7 @@ pyproject.toml); a later procrastinate release that changes it needs its own
 revision here, made from the migrations that procrastinate ships.
 
 Revision ID: 0005
-Revises: 0003
+Revises: 0004
 Create Date: 2026-11-23 14:30:00
 """
 
@@ -15,7 +15,7 @@ from procrastinate.schema import SchemaManager
 from sqlalchemy.dialects import postgresql
 
 revision = "0005"
-down_revision = "0003"
+down_revision = "0004"
 branch_labels = None
 depends_on = None
 

@@ -1,6 +1,7 @@
 """The Flask app: an app factory; each area is a blueprint registered here.
 
-The web process never runs an experiment: it reads what runs recorded.
+The web process never runs an experiment: it reads what runs recorded. Every request but a
+few public ones needs a logged-in user (service.web.access).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 from flask import Flask, abort, send_from_directory
 
 from .. import db
+from .secret import secret_key
 
 ASSETS = Path(__file__).resolve().parent / "node_modules"
 VENDOR_FILES = {
@@ -22,12 +24,17 @@ VENDOR_FILES = {
 
 def create_app(config: dict[str, Any] | None = None) -> Flask:
     app = Flask(__name__)
-    app.config.update(DATABASE_URL=None)
+    app.config.update(DATABASE_URL=None, SESSION_COOKIE_SAMESITE="Lax")
     app.config.update(config or {})
+    if not app.config.get("SECRET_KEY"):
+        app.config["SECRET_KEY"] = secret_key()
     app.extensions["faultline.sessions"] = db.session_factory(app.config["DATABASE_URL"])
 
-    from . import compare, runs
+    from . import access, auth, compare, health, runs
 
+    access.init_app(app)
+    auth.init_app(app)
+    health.init_app(app)
     runs.init_app(app)
     compare.init_app(app)
 

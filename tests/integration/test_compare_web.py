@@ -8,6 +8,7 @@ import pytest
 from factories import figures, make_run
 from playwright.sync_api import sync_playwright
 from sqlalchemy import delete
+from web_login import SECRET, log_in_browser
 from werkzeug.serving import make_server
 
 from service import db
@@ -37,7 +38,7 @@ def two_runs(database_url) -> list[int]:
 
 @pytest.fixture
 def server(database_url):
-    app = create_app({"DATABASE_URL": database_url})
+    app = create_app({"DATABASE_URL": database_url, "SECRET_KEY": SECRET})
     httpd = make_server("127.0.0.1", 0, app)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
@@ -46,13 +47,15 @@ def server(database_url):
     thread.join()
 
 
-def test_ticked_runs_are_compared_on_one_chart_with_their_figures(two_runs, server, tmp_path):
+def test_ticked_runs_are_compared_on_one_chart_with_their_figures(two_runs, server, make_user,
+                                                                   tmp_path):
     ceph, swift = two_runs
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=[
             "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
         try:
             page = browser.new_page()
+            log_in_browser(page, server, *make_user("viewer"))
             page.goto(f"{server}/")
             page.check(f"#runs input[name='runs'][value='{ceph}']")
             page.check(f"#runs input[name='runs'][value='{swift}']")
@@ -89,11 +92,10 @@ def test_ticked_runs_are_compared_on_one_chart_with_their_figures(two_runs, serv
             browser.close()
 
 
-def test_comma_separated_ids_keep_their_order(two_runs, database_url):
+def test_comma_separated_ids_keep_their_order(two_runs, viewer_client):
     ceph, swift = two_runs
-    client = create_app({"DATABASE_URL": database_url}).test_client()
 
-    response = client.get(f"/compare?runs={ceph},{swift}")
+    response = viewer_client.get(f"/compare?runs={ceph},{swift}")
 
     assert response.status_code == 200
     html = response.get_data(as_text=True)
@@ -106,10 +108,8 @@ def test_comma_separated_ids_keep_their_order(two_runs, database_url):
     ("", 400, "a comparison needs at least two different runs, got 0"),
     ("runs={ceph},abc", 400, "&#39;abc&#39; is not a run id"),
 ])
-def test_bad_comparisons_are_refused(two_runs, database_url, query, status, message):
-    client = create_app({"DATABASE_URL": database_url}).test_client()
-
-    response = client.get("/compare?" + query.format(ceph=two_runs[0]))
+def test_bad_comparisons_are_refused(two_runs, viewer_client, query, status, message):
+    response = viewer_client.get("/compare?" + query.format(ceph=two_runs[0]))
 
     assert response.status_code == status
     assert message in response.get_data(as_text=True)

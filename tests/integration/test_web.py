@@ -6,6 +6,7 @@ import threading
 
 import pytest
 from playwright.sync_api import sync_playwright
+from web_login import SECRET, log_in_browser
 from werkzeug.serving import make_server
 
 from loadgen.samples import Sample, new_histogram
@@ -50,7 +51,7 @@ def recorded_run(database_url) -> int:
 
 @pytest.fixture
 def server(database_url):
-    app = create_app({"DATABASE_URL": database_url})
+    app = create_app({"DATABASE_URL": database_url, "SECRET_KEY": SECRET})
     httpd = make_server("127.0.0.1", 0, app)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
@@ -60,12 +61,13 @@ def server(database_url):
 
 
 def test_run_page_shows_figures_and_draws_the_throughput_chart(recorded_run, server,
-                                                                 tmp_path):
+                                                                 make_user, tmp_path):
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=[
             "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
         try:
             page = browser.new_page()
+            log_in_browser(page, server, *make_user("viewer"))
             page.goto(f"{server}/")
             page.click(f"#runs a[href='/runs/{recorded_run}']")
             page.wait_for_selector("#throughput[data-ready='1']", timeout=15_000)
@@ -85,8 +87,7 @@ def test_run_page_shows_figures_and_draws_the_throughput_chart(recorded_run, ser
             browser.close()
 
 
-def test_unknown_run_page_is_404(server, database_url):
-    app = create_app({"DATABASE_URL": database_url})
-    response = app.test_client().get("/runs/987654")
+def test_unknown_run_page_is_404(viewer_client):
+    response = viewer_client.get("/runs/987654")
     assert response.status_code == 404
     assert b"run 987654 does not exist" in response.data
