@@ -70,7 +70,7 @@ def worker(ceph_cluster, env):
 
 
 @pytest.fixture
-def app(database_url):
+def queue_app(database_url):
     return queue.make_app(database_url)
 
 
@@ -85,13 +85,14 @@ def _ended(sessions, run_id: int) -> bool:
     return _run(sessions, run_id).status not in ("queued", "running")
 
 
-def _enqueue(sessions, app, experiment: dict) -> int:
-    return run_queue.enqueue(sessions, app, experiment, cluster="lab-ceph", requested_by="test")
+def _enqueue(sessions, queue_app, experiment: dict) -> int:
+    return run_queue.enqueue(sessions, queue_app, experiment, cluster="lab-ceph",
+                             requested_by="test")
 
 
-def test_two_runs_on_one_cluster_run_one_after_the_other(worker, sessions, app):
-    first = _enqueue(sessions, app, _experiment("queue first", [_pause(8)]))
-    second = _enqueue(sessions, app, _experiment("queue second", [_pause(1)]))
+def test_two_runs_on_one_cluster_run_one_after_the_other(worker, sessions, queue_app):
+    first = _enqueue(sessions, queue_app, _experiment("queue first", [_pause(8)]))
+    second = _enqueue(sessions, queue_app, _experiment("queue second", [_pause(1)]))
     # the worker could take both (concurrency 2), but the cluster's lock holds the second
     wait_for("the first run to start", lambda: _run(sessions, first).status == "running", 120)
     assert _run(sessions, second).status == "queued"
@@ -103,25 +104,25 @@ def test_two_runs_on_one_cluster_run_one_after_the_other(worker, sessions, app):
     assert a.requested_by == b.requested_by == "test"
 
 
-def test_a_cancelled_queued_run_never_starts(worker, sessions, app):
-    first = _enqueue(sessions, app, _experiment("queue holder", [_pause(6)]))
-    second = _enqueue(sessions, app, _experiment("queue cancelled", [_pause(1)]))
+def test_a_cancelled_queued_run_never_starts(worker, sessions, queue_app):
+    first = _enqueue(sessions, queue_app, _experiment("queue holder", [_pause(6)]))
+    second = _enqueue(sessions, queue_app, _experiment("queue cancelled", [_pause(1)]))
     wait_for("the first run to start", lambda: _run(sessions, first).status == "running", 120)
-    assert run_queue.cancel(sessions, app, second) == "cancelled"
+    assert run_queue.cancel(sessions, queue_app, second) == "cancelled"
     wait_for("the first run to end", lambda: _ended(sessions, first), 300)
     run = _run(sessions, second)
     assert run.status == "cancelled"
     assert run.events == [] and run.load_started_ts is None  # nothing of it ever ran
     with pytest.raises(run_queue.QueueError, match="is cancelled: there is nothing to cancel"):
-        run_queue.cancel(sessions, app, second)
+        run_queue.cancel(sessions, queue_app, second)
 
 
-def test_cancelling_a_running_run_plays_its_rollbacks(worker, sessions, app, ceph_cluster):
-    run_id = _enqueue(sessions, app, _experiment(
+def test_cancelling_a_running_run_plays_its_rollbacks(worker, sessions, queue_app, ceph_cluster):
+    run_id = _enqueue(sessions, queue_app, _experiment(
         "queue cancel mid-fault", [KILL_OSD, _pause(600)], rollbacks=[START_OSD]))
     wait_for("the OSD kill", lambda: any(e.kind == "fault_injected"
                                          for e in _run(sessions, run_id).events), 180)
-    assert run_queue.cancel(sessions, app, run_id) == "cancelling"
+    assert run_queue.cancel(sessions, queue_app, run_id) == "cancelling"
     wait_for("the run to end", lambda: _ended(sessions, run_id), 240)
     run = _run(sessions, run_id)
     assert run.status == "interrupted", run.error
@@ -133,8 +134,8 @@ def test_cancelling_a_running_run_plays_its_rollbacks(worker, sessions, app, cep
 
 
 def test_a_command_line_run_on_a_busy_cluster_is_refused_and_changes_nothing(
-        worker, sessions, app, env, tmp_path):
-    holder = _enqueue(sessions, app, _experiment("queue busy holder", [_pause(20)]))
+        worker, sessions, queue_app, env, tmp_path):
+    holder = _enqueue(sessions, queue_app, _experiment("queue busy holder", [_pause(20)]))
     wait_for("the run to start", lambda: _run(sessions, holder).status == "running", 120)
     path = tmp_path / "busy.json"
     path.write_text(json.dumps(_experiment("queue refused", [_pause(1)])))
@@ -154,16 +155,17 @@ def test_a_command_line_run_on_a_busy_cluster_is_refused_and_changes_nothing(
     assert _run(sessions, holder).status == "completed"
 
 
-def test_bad_input_queues_nothing(ceph_cluster, sessions, app):
+def test_bad_input_queues_nothing(ceph_cluster, sessions, queue_app):
     with sessions() as session:
         before = session.execute(select(Run.id).order_by(Run.id.desc()).limit(1)).scalar()
     with pytest.raises(Exception, match="unknown cluster 'atlantis'"):
-        run_queue.enqueue(sessions, app, _experiment("nowhere", [_pause(1)]), cluster="atlantis")
+        run_queue.enqueue(sessions, queue_app, _experiment("nowhere", [_pause(1)]),
+                          cluster="atlantis")
     with pytest.raises(Exception, match="rate"):
-        run_queue.enqueue(sessions, app, _experiment("bad load", [_pause(1)]),
+        run_queue.enqueue(sessions, queue_app, _experiment("bad load", [_pause(1)]),
                           cluster="lab-ceph", workload={"rate": -5})
     with sessions() as session:
         after = session.execute(select(Run.id).order_by(Run.id.desc()).limit(1)).scalar()
     assert after == before
-    with app.open():
-        assert app.job_manager.list_jobs(status="todo") == []
+    with queue_app.open():
+        assert queue_app.job_manager.list_jobs(status="todo") == []
