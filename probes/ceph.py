@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from chaoslib.exceptions import ActivityFailed
 
 from clusters.ceph_admin import CephAdmin, CephState
@@ -46,12 +48,18 @@ def degraded_objects(configuration: dict = None) -> int:
 
 
 def wait_for_health_ok(timeout_s: float = 300, require_all_up: bool = False,
-                       hold_s: float = 10, configuration: dict = None) -> dict:
+                       hold_s: float = 10, after_fault_seen: bool = False,
+                       configuration: dict = None) -> dict:
     """Wait until HEALTH_OK with every PG active+clean has held for hold_s seconds (Ceph
     reports every PG clean for a few seconds right after an OSD boots or is marked out,
     before peering starts). With require_all_up, every OSD must also be up and in.
-    Fails after timeout_s with the last state seen."""
+
+    With after_fault_seen, first wait until the cluster reports the fault (an OSD down):
+    a silent node or a partition goes unnoticed for the heartbeat grace, and a cluster
+    that has not noticed yet is HEALTH_OK without having healed anything.
+    Fails after timeout_s (both waits together) with the last state seen."""
     cluster = cluster_from_configuration(configuration)
+    started = time.monotonic()
 
     def good(state: CephState) -> bool:
         return state.fully_redundant and (
@@ -59,11 +67,18 @@ def wait_for_health_ok(timeout_s: float = 300, require_all_up: bool = False,
 
     try:
         with CephAdmin.for_cluster(cluster) as admin:
-            last, waited = admin.wait_until(good, timeout_s, hold_s=hold_s)
+            if after_fault_seen:
+                last, noticed = admin.wait_until(lambda s: s.fault_seen, timeout_s, hold_s=0)
+                if noticed is None:
+                    seen = "nothing" if last is None else last.summary()
+                    raise ActivityFailed(f"{cluster.name} never reported the fault within "
+                                         f"{timeout_s:.0f} s (last seen: {seen})")
+            left = max(1.0, timeout_s - (time.monotonic() - started))
+            last, waited = admin.wait_until(good, left, hold_s=hold_s)
     except ClusterError as exc:
         raise ActivityFailed(str(exc)) from None
     if waited is not None:
-        return {"waited_s": waited, **last.as_dict()}
+        return {"waited_s": round(time.monotonic() - started, 3), **last.as_dict()}
     seen = "nothing" if last is None else last.summary()
     raise ActivityFailed(f"{cluster.name} not HEALTH_OK with all PGs active+clean for "
                          f"{hold_s:.0f} s within {timeout_s:.0f} s (last seen: {seen})")
