@@ -23,9 +23,12 @@ def get_run(session: Session, run_id: int) -> Run:
     return run
 
 
-def seconds_of(session: Session, run_id: int) -> list[Second]:
-    """Per-second load summed over op types."""
-    rows = session.execute(select(LoadSample).where(LoadSample.run_id == run_id)).scalars()
+def seconds_of(session: Session, run_id: int, since: float | None = None) -> list[Second]:
+    """Per-second load summed over op types (only the seconds after `since`, if given)."""
+    query = select(LoadSample).where(LoadSample.run_id == run_id)
+    if since is not None:
+        query = query.where(LoadSample.ts > since)
+    rows = session.execute(query).scalars()
     acc: dict[float, dict[str, Any]] = defaultdict(
         lambda: {"ops": 0, "bytes": 0, "errors": 0, "by_class": defaultdict(int),
                  "by_op": defaultdict(int), "h": []})

@@ -1,7 +1,9 @@
 """The Flask app: an app factory; each area is a blueprint registered here.
 
-The web process never runs an experiment: it reads what runs recorded. Every request but a
-few public ones needs a logged-in user (service.web.access).
+The web process never runs an experiment: it reads what runs recorded, and queues runs for
+the workers (service.run_queue). Every request but a few public ones needs a logged-in user
+(service.web.access). Config keys beyond Flask's: DATABASE_URL, INVENTORY, EXPERIMENTS_DIR
+(service.web.context).
 """
 
 from __future__ import annotations
@@ -30,13 +32,31 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         app.config["SECRET_KEY"] = secret_key()
     app.extensions["faultline.sessions"] = db.session_factory(app.config["DATABASE_URL"])
 
-    from . import access, auth, compare, health, runs
+    from . import (
+        access,
+        auth,
+        catalogue,
+        clusters,
+        compare,
+        context,
+        errors,
+        health,
+        reports,
+        runs,
+        schedules,
+    )
 
     access.init_app(app)
     auth.init_app(app)
+    context.init_app(app)
+    errors.init_app(app)
     health.init_app(app)
     runs.init_app(app)
     compare.init_app(app)
+    reports.init_app(app)
+    clusters.init_app(app)
+    catalogue.init_app(app)
+    schedules.init_app(app)
 
     @app.get("/vendor/<name>")
     def vendor(name: str):

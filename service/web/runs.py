@@ -1,75 +1,110 @@
-"""Run list, run page and the run's time series as JSON."""
+"""Run history, the run page (live while the run is queued or running), its time series as
+JSON, and cancelling a run.
+
+The page polls `/runs/<id>/series.json` every 2 s while the run is queued or running and
+reloads itself once the run has ended, so the figures, the verdict and the journal appear.
+Cancel asks the queue (service.run_queue.cancel): a queued run never starts, a running one
+is interrupted and its rollbacks run.
+"""
 
 from __future__ import annotations
 
-from flask import Blueprint, Flask, abort, current_app, jsonify, render_template
-from sqlalchemy import select
+import json
+import math
 
-from loadgen.samples import merge_histograms
+from flask import (
+    Blueprint,
+    Flask,
+    abort,
+    flash,
+    jsonify,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
 
-from ..figures import RunNotFound, get_run, seconds_of
-from ..models import ClusterSample, Event, Run
+from ..figures import RunNotFound, get_run
 from ..report import FIGURE_KEYS, report_dict
+from ..run_history import KINDS, STATUSES, HistoryError, RunFilter, clusters_seen, find_runs
+from ..run_queue import QueueError, cancel
+from ..run_series import ACTIVE, MARKED, run_series
+from .context import queue_app, sessions
 
 bp = Blueprint("runs", __name__)
 
 
-def _session():
-    return current_app.extensions["faultline.sessions"]()
-
-
-def _run_or_404(session, run_id: int) -> Run:
-    try:
-        return get_run(session, run_id)
-    except RunNotFound as exc:
-        abort(404, description=str(exc))
-
-
 @bp.get("/")
 def index():
-    with _session() as session:
-        runs = session.execute(select(Run).order_by(Run.id.desc()).limit(200)).scalars().all()
-        rows = [report_dict(r) for r in runs]
-    return render_template("runs.html", runs=rows)
+    try:
+        where = RunFilter(**{k: request.args.get(k, "").strip()
+                             for k in ("status", "cluster", "kind", "text")})
+        page = request.args.get("page", "1")
+        if not page.isdigit():
+            raise HistoryError(f"page must be a number, not {page!r}")
+        with sessions()() as session:
+            found = find_runs(session, where, int(page))
+            known = clusters_seen(session)
+    except HistoryError as exc:
+        abort(400, description=str(exc))
+    return render_template("runs.html", runs=found.runs, found=found, where=where,
+                           statuses=STATUSES, kinds=KINDS, clusters=known)
 
 
 @bp.get("/runs/<int:run_id>")
 def show(run_id: int):
-    with _session() as session:
+    with sessions()() as session:
         run = _run_or_404(session, run_id)
         data = report_dict(run)
-        origin = run.fault_ts or run.load_started_ts or 0.0
-        events = [{"t": e.ts - origin, "kind": e.kind, "detail": e.detail} for e in run.events]
-    return render_template("run.html", run=data, events=events, figure_keys=FIGURE_KEYS,
-                           origin="the fault" if run.fault_ts else "the start of the load")
+        extra = {"experiment_path": run.experiment_path, "requested_by": run.requested_by,
+                 "queued_at": run.queued_at.isoformat() if run.queued_at else None,
+                 "schedule_id": run.schedule_id, "verdict": run.verdict,
+                 "journal": json.dumps(run.journal, indent=2, sort_keys=True)
+                 if run.journal is not None else None}
+        series = run_series(session, run_id)
+    return render_template("run.html", run=data, extra=extra, events=series["events"],
+                           figure_keys=FIGURE_KEYS, origin=series["origin"],
+                           live=run.status in ACTIVE, marked=MARKED)
 
 
 @bp.get("/runs/<int:run_id>/series.json")
 def series(run_id: int):
-    """Per-second ops, errors and p99 (summed over op types), cluster health, and events."""
-    with _session() as session:
-        run = _run_or_404(session, run_id)
-        seconds = seconds_of(session, run_id)  # summed over op types, as the analysis sees it
-        origin = run.fault_ts or run.load_started_ts or 0.0
-        health = [{"t": round(c.ts - origin, 2), "health": c.health,
-                   "degraded": c.state.get("degraded_objects"),
-                   "dispersion_pct": (c.state.get("dispersion") or {}).get("object_pct"),
-                   "handoffs": c.state.get("handoff_partitions")}
-                  for c in session.execute(select(ClusterSample)
-                                           .where(ClusterSample.run_id == run_id)
-                                           .order_by(ClusterSample.ts)).scalars()]
-        events = [{"t": round(e.ts - origin, 2), "kind": e.kind}
-                  for e in session.execute(select(Event).where(Event.run_id == run_id)
-                                           .order_by(Event.ts)).scalars()]
-    load = [{"t": round(s.ts - origin, 2), "ops": s.ops, "errors": s.errors,
-             "p99_ms": _p99_ms(s.histograms)} for s in seconds]
-    return jsonify(origin="fault" if run.fault_ts else "load start", load=load,
-                   cluster=health, events=events)
+    """Per-second ops, errors and p99 (summed over op types), the cluster's recovery
+    (Ceph degraded and misplaced objects, active+clean PGs; Swift dispersion and handoff
+    partitions), the events, and the run's status. `?since=<epoch seconds>`: only the
+    load and cluster points after it (service.run_series)."""
+    since = request.args.get("since")
+    try:
+        since = float(since) if since else None
+        if since is not None and not math.isfinite(since):
+            raise ValueError
+    except ValueError:
+        abort(400, description=f"since must be a time in epoch seconds, not {since!r}")
+    with sessions()() as session:
+        try:
+            return jsonify(run_series(session, run_id, since))
+        except RunNotFound as exc:
+            abort(404, description=str(exc))
 
 
-def _p99_ms(histograms: tuple[str, ...]) -> float | None:
-    merged = merge_histograms(list(histograms))  # exact p99 over every op type
-    return merged.get_value_at_percentile(99) / 1000 if merged.get_total_count() else None
+@bp.post("/runs/<int:run_id>/cancel")
+def cancel_run(run_id: int):
+    try:
+        outcome = cancel(sessions(), queue_app(), run_id)
+    except RunNotFound as exc:
+        abort(404, description=str(exc))
+    except QueueError as exc:
+        abort(409, description=str(exc))
+    flash(f"run {run_id}: {outcome}" + (" (its rollbacks run)" if outcome == "cancelling"
+                                        else ""))
+    return redirect(url_for("runs.show", run_id=run_id))
+
+
+def _run_or_404(session, run_id: int):
+    try:
+        return get_run(session, run_id)
+    except RunNotFound as exc:
+        abort(404, description=str(exc))
 
 
 def init_app(app: Flask) -> None:

@@ -1,0 +1,167 @@
+"""What an experiment's faults take down on a cluster, in words, before anything runs.
+
+The trigger form's confirmation names the blast radius: for each fault action of the
+experiment's method, what it does ("kills osd.1 on node2"), what that takes down in the
+guard's terms (OSDs for Ceph, "<ring>:<node>/<device>" keys for Swift, as
+actions.safety.taken_down works them out from the inventory) and how it is restored.
+Static: from the experiment and the inventory only, no call to the cluster (which may be
+busy with another run's fault). The live judgement is the guard's, when the fault action
+runs (clusters/guard.py): it refuses a fault that would leave data unavailable or on its
+last copy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from actions.safety import taken_down
+from clusters.exceptions import ClusterError
+from clusters.inventory import Cluster, Disk, Node
+from clusters.power import controller_of
+
+GUARD_NOTE = ("Before injecting, the guard checks what the fault takes down against where "
+              "the copies are and what is down already, and refuses it if data would be left "
+              "unavailable or on its last copy.")
+# restore actions: described as the way back, not as faults
+RESTORES = {"start_osd", "start_daemon", "restore_disk", "power_on_node", "power_on_zone",
+            "heal_partition", "remove_fill", "start_server"}
+
+
+@dataclass(frozen=True)
+class FaultScope:
+    activity: str  # the activity's name in the experiment, e.g. "kill-osd"
+    action: str  # "actions.ceph.kill_osd"
+    arguments: dict[str, Any]
+    says: str  # "kills osd.1 on node2 (SIGKILL)"
+    takes_down: tuple[str, ...] = ()  # "osd.1", "object:node1/d1"
+    held_s: float | None = None  # the pause after it, before the method goes on
+    restore: str | None = None  # "start-osd: actions.ceph.start_osd(osd_id=1)"
+    override: bool = False  # allow_unavailable: injected even if the guard refuses
+    problem: str | None = None  # the inventory does not have what it names
+
+
+def fault_scopes(experiment: dict[str, Any], cluster: Cluster) -> list[FaultScope]:
+    """One scope per fault action of the experiment's method, in order."""
+    method = experiment.get("method") or []
+    # the method's own restore first, else the rollback's (a fill is removed in a rollback)
+    restores = [a for a in method + (experiment.get("rollbacks") or [])
+                if _func(a) in RESTORES]
+    scopes = []
+    for activity in method:
+        func = _func(activity)
+        if activity.get("type") != "action" or func is None or func in RESTORES:
+            continue
+        provider = activity["provider"]
+        arguments = dict(provider.get("arguments") or {})
+        try:
+            says, nodes, osds, keys = _describe(func, arguments, cluster)
+            down_osds, down_keys = taken_down(cluster, nodes, osds, keys)
+            takes = tuple([f"osd.{o}" for o in sorted(down_osds)] + sorted(down_keys))
+            problem = None
+        except ClusterError as exc:
+            says, takes, problem = f"{func.replace('_', ' ')} {_args(arguments)}", (), str(exc)
+        scopes.append(FaultScope(
+            activity=str(activity.get("name")), action=f"{provider['module']}.{func}",
+            arguments=arguments, says=says, takes_down=takes,
+            held_s=(activity.get("pauses") or {}).get("after"),
+            restore=_restore_of(func, arguments, restores),
+            override=bool(arguments.get("allow_unavailable")), problem=problem))
+    return scopes
+
+
+def _func(activity: dict[str, Any]) -> str | None:
+    provider = activity.get("provider") or {}
+    if provider.get("type") != "python" or not str(provider.get("module")).startswith("actions."):
+        return None
+    return provider.get("func")
+
+
+def _args(arguments: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in arguments.items() if k != "allow_unavailable")
+
+
+def _restore_of(func: str, arguments: dict[str, Any], restores: list[dict]) -> str | None:
+    pairs = {"kill_osd": "start_osd", "kill_daemon": "start_daemon", "fail_disk": "restore_disk",
+             "power_off_node": "power_on_node", "power_off_zone": "power_on_zone",
+             "partition_node": "heal_partition", "fill_cluster": "remove_fill",
+             "kill_server": "start_server"}
+    for activity in restores:
+        if _func(activity) == pairs.get(func):
+            provider = activity["provider"]
+            return (f"{activity.get('name')}: {provider['module']}.{provider['func']}"
+                    f"({_args(provider.get('arguments') or {})})")
+    return None
+
+
+def _where(node: str | None) -> str:
+    return f"on {node}" if node else "on the Faultline machine"
+
+
+def _disk(cluster: Cluster, node: str, device: str) -> Disk:
+    cluster.node(node)
+    disks = [d for d in cluster.disks_on(node) if not device or device in (
+        d.device, d.mount, d.swift_device, f"osd.{d.osd}" if d.osd is not None else None)]
+    if len(disks) != 1:
+        raise ClusterError(f"node {node} of {cluster.name} has "
+                           f"{'no disk ' + repr(device) if not disks else 'several disks'}")
+    return disks[0]
+
+
+def _power(node: Node) -> str:
+    return {"netns": "lab link down", "ipmi": "BMC", "ssh": "nftables over SSH"}.get(
+        controller_of(node), controller_of(node))
+
+
+def _describe(func: str, a: dict[str, Any], cluster: Cluster
+              ) -> tuple[str, list[str], set[int], set[str]]:
+    """(what it does, nodes it takes, OSDs, Swift ring keys)."""
+    if func == "kill_osd":
+        osd_id = a.get("osd_id", -1)
+        if isinstance(osd_id, int) and not isinstance(osd_id, bool) and osd_id < 0:
+            return "kills one running OSD picked at random (SIGKILL)", [], set(), set()
+        if not isinstance(osd_id, int) or isinstance(osd_id, bool):
+            raise ClusterError(f"osd_id must be a whole number (-1: any), not {osd_id!r}")
+        service = cluster.service(f"osd.{osd_id}")
+        return f"kills osd.{osd_id} {_where(service.node)} (SIGKILL)", [], {osd_id}, set()
+    if func == "kill_daemon":
+        service = cluster.service(str(a.get("daemon", "rgw.lab")))
+        return f"kills {service.name} {_where(service.node)} (SIGKILL)", [], set(), set()
+    if func == "kill_server":
+        server, node = str(a.get("server", "object")), str(a.get("node", "node1"))
+        if server == "proxy":
+            return "kills the proxy-server (SIGKILL)", [], set(), set()
+        cluster.node(node)
+        keys = {f"{server}:{d.node}/{d.swift_device}" for d in cluster.disks_on(node)
+                if d.swift_device}
+        return f"kills {server}-server.{node} {_where(node)} (SIGKILL)", [], set(), keys
+    if func == "fail_disk":
+        node = str(a.get("node", "node1"))
+        disk = _disk(cluster, node, str(a.get("device", "")))
+        owner = f"osd.{disk.osd}" if disk.osd is not None else f"device {disk.swift_device}"
+        keys = ({f"{r}:{node}/{disk.swift_device}" for r in ("object", "container", "account")}
+                if disk.swift_device else set())
+        return (f"fails disk {disk.mount} ({owner}) on {node}: XFS shut down, then unmounted",
+                [], {disk.osd} if disk.osd is not None else set(), keys)
+    if func == "power_off_node":
+        node = cluster.node(str(a.get("node", "node1")))
+        return (f"powers off node {node.name} ({_power(node)}): every daemon of it dies",
+                [node.name], set(), set())
+    if func == "power_off_zone":
+        zone = str(a.get("zone", "zone1"))
+        nodes = cluster.nodes_in_zone(zone)
+        return (f"powers off zone {zone}: {', '.join(n.name for n in nodes)} "
+                f"({', '.join(sorted({_power(n) for n in nodes}))})",
+                [n.name for n in nodes], set(), set())
+    if func == "partition_node":
+        node = cluster.node(str(a.get("node", "node1")))
+        return (f"cuts node {node.name} off the network (all its traffic but SSH dropped; "
+                "its daemons keep running)", [node.name], set(), set())
+    if func == "fill_cluster":
+        target, size = a.get("target", 0.5), a.get("object_mib", 4)
+        where = "the pool's namespace faultline-fill" if cluster.kind == "ceph" \
+            else "the container faultline-fill"
+        percent = f"{target:.0%}" if isinstance(target, int | float) else repr(target)
+        return (f"fills the cluster to {percent} raw usage with {size} MiB objects in {where}",
+                [], set(), set())
+    return f"{func.replace('_', ' ')} {_args(a)}", [], set(), set()

@@ -1,0 +1,82 @@
+"""The run history: stored runs, newest first, filtered and one page at a time.
+
+Filters (each optional, combined with AND): the status, the cluster, the cluster kind,
+and a text that matches the title or the experiment file (case-insensitive), or the run
+id when it is a number.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import func, or_, select
+from sqlalchemy.orm import Session, selectinload
+
+from .models import Run
+from .report import report_dict
+
+STATUSES = ("queued", "running", "completed", "deviated", "interrupted", "failed", "cancelled")
+KINDS = ("ceph", "swift")
+PER_PAGE = 50
+
+
+class HistoryError(ValueError):
+    """A filter or page that makes no sense; the message says which."""
+
+
+@dataclass(frozen=True)
+class RunFilter:
+    status: str = ""
+    cluster: str = ""
+    kind: str = ""
+    text: str = ""
+
+    def __post_init__(self) -> None:
+        if self.status and self.status not in STATUSES:
+            raise HistoryError(f"unknown status {self.status!r} (one of: {', '.join(STATUSES)})")
+        if self.kind and self.kind not in KINDS:
+            raise HistoryError(f"unknown cluster kind {self.kind!r} (one of: "
+                               f"{', '.join(KINDS)})")
+
+    def as_dict(self) -> dict[str, str]:
+        return {k: v for k, v in vars(self).items() if v}
+
+
+@dataclass(frozen=True)
+class HistoryPage:
+    runs: list[dict[str, Any]]  # report dicts, with the experiment file
+    total: int
+    page: int
+    pages: int
+
+
+def find_runs(session: Session, where: RunFilter, page: int = 1,
+              per_page: int = PER_PAGE) -> HistoryPage:
+    if page < 1:
+        raise HistoryError(f"page must be 1 or more, not {page}")
+    query = select(Run)
+    if where.status:
+        query = query.where(Run.status == where.status)
+    if where.cluster:
+        query = query.where(Run.cluster == where.cluster)
+    if where.kind:
+        query = query.where(Run.cluster_kind == where.kind)
+    text = where.text.strip()
+    if text:
+        pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        matches = [Run.title.ilike(pattern), Run.experiment_path.ilike(pattern)]
+        if text.isdigit():
+            matches.append(Run.id == int(text))
+        query = query.where(or_(*matches))
+    total = session.execute(select(func.count()).select_from(query.subquery())).scalar_one()
+    runs = session.execute(query.options(selectinload(Run.events)).order_by(Run.id.desc())
+                           .offset((page - 1) * per_page).limit(per_page)).scalars().all()
+    rows = [{**report_dict(r), "experiment_path": r.experiment_path,
+             "requested_by": r.requested_by} for r in runs]
+    return HistoryPage(rows, total, page, max(1, -(-total // per_page)))
+
+
+def clusters_seen(session: Session) -> list[str]:
+    """Every cluster some run targeted, for the filter's choices."""
+    return list(session.execute(select(Run.cluster).distinct().order_by(Run.cluster)).scalars())

@@ -1,0 +1,100 @@
+"""What an experiment's faults take down, in words, from the experiment and the inventory
+alone (service.fault_scope): the trigger form's confirmation."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from clusters.inventory import parse_inventory
+from service.fault_scope import fault_scopes
+
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
+ZONES = {"node1": "zone1", "node2": "zone1", "node3": "zone2", "node4": "zone3"}
+CLUSTERS = parse_inventory({"clusters": {
+    "ceph": {"kind": "ceph", "client": {"conf": "/etc/ceph/ceph.conf"},
+             "nodes": [{"name": n, "address": f"192.0.2.{i}", "zone": z, "netns": f"ns{i}"}
+                       for i, (n, z) in enumerate(ZONES.items(), 1)],
+             "disks": [{"node": f"node{i + 1}", "device": f"/dev/sd{i}",
+                        "mount": f"/osd/ceph-{i}", "osd": i} for i in range(4)],
+             "services": [{"name": f"osd.{i}", "kind": "osd", "node": f"node{i + 1}",
+                           "unit": f"ceph-osd@{i}"} for i in range(4)]},
+    "swift": {"kind": "swift", "client": {"swift_dir": "/etc/swift"},
+              "nodes": [{"name": n, "address": f"192.0.2.{10 + i}", "zone": z}
+                        for i, (n, z) in enumerate(ZONES.items(), 1)],
+              "disks": [{"node": f"node{i}", "device": f"/dev/sd{i}", "mount": f"/srv/d{i}",
+                         "swift_device": f"d{i}"} for i in range(1, 5)],
+              "services": [{"name": f"object-server.node{i}", "kind": "object-server",
+                            "node": f"node{i}", "unit": f"swift-object@{i}"}
+                           for i in range(1, 5)]},
+}})
+
+
+def _scopes(name: str, cluster: str, **arguments):
+    document = json.loads((EXPERIMENTS / f"{name}.json").read_text())
+    document["method"][0]["provider"]["arguments"].update(arguments)
+    return fault_scopes(document, CLUSTERS[cluster])
+
+
+@pytest.mark.parametrize(("experiment", "cluster", "says", "takes_down"), [
+    ("ceph-kill-osd", "ceph", "kills osd.1 on node2 (SIGKILL)", ("osd.1",)),
+    ("ceph-fail-disk", "ceph",
+     "fails disk /osd/ceph-1 (osd.1) on node2: XFS shut down, then unmounted", ("osd.1",)),
+    ("ceph-power-off-zone", "ceph", "powers off zone zone1: node1, node2 (lab link down)",
+     ("osd.0", "osd.1")),
+    ("ceph-partition-node", "ceph", "cuts node node2 off the network (all its traffic but "
+                                    "SSH dropped; its daemons keep running)", ("osd.1",)),
+    ("swift-kill-object-server", "swift", "kills object-server.node1 on node1 (SIGKILL)",
+     ("object:node1/d1",)),
+    ("swift-power-off-node", "swift",
+     "powers off node node1 (nftables over SSH): every daemon of it dies",
+     ("account:node1/d1", "container:node1/d1", "object:node1/d1")),
+])
+def test_a_fault_says_what_it_does_and_what_it_takes_down(experiment, cluster, says,
+                                                          takes_down):
+    [scope] = _scopes(experiment, cluster)
+
+    assert (scope.says, scope.takes_down, scope.problem) == (says, takes_down, None)
+
+
+def test_a_fill_then_a_kill_are_two_faults_and_the_fill_is_removed_by_a_rollback():
+    fill, kill = _scopes("ceph-fill-50", "ceph")
+
+    assert fill.says == ("fills the cluster to 50% raw usage with 4 MiB objects in the pool's "
+                         "namespace faultline-fill")
+    assert fill.takes_down == () and fill.restore == "remove-fill: actions.fill.remove_fill()"
+    assert kill.restore == "start-osd: actions.ceph.start_osd(osd_id=1)"
+
+
+def test_the_pause_after_a_fault_is_how_long_it_is_held_at_least():
+    [scope] = _scopes("swift-power-off-zone", "swift")
+
+    assert scope.held_s == 30
+    assert scope.restore == "power-on-zone: actions.power.power_on_zone(zone='zone1')"
+
+
+def test_a_random_osd_is_named_as_such():
+    [scope] = _scopes("ceph-kill-osd", "ceph", osd_id=-1)
+
+    assert (scope.says, scope.takes_down) == ("kills one running OSD picked at random "
+                                              "(SIGKILL)", ())
+
+
+def test_allow_unavailable_is_shown_as_an_override():
+    [scope] = _scopes("ceph-kill-osd", "ceph", allow_unavailable=True)
+
+    assert scope.override
+
+
+@pytest.mark.parametrize(("experiment", "arguments", "problem"), [
+    ("ceph-power-off-zone", {"zone": "zone9"},
+     "cluster 'ceph' has no zone 'zone9' (zones: zone1, zone2, zone3)"),
+    ("ceph-kill-osd", {"osd_id": 7}, "cluster 'ceph' has no service 'osd.7'"),
+    ("ceph-kill-osd", {"osd_id": "one"}, "osd_id must be a whole number (-1: any), not 'one'"),
+])
+def test_what_the_inventory_lacks_is_a_problem_not_an_error(experiment, arguments, problem):
+    [scope] = _scopes(experiment, "ceph", **arguments)
+
+    assert scope.problem.startswith(problem) and scope.takes_down == ()
