@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 from catalogue import wait_for
-from service.schedule_slots import ScheduleError
 from sqlalchemy import select, update
 
 from service import schedules
 from service.models import Run, Schedule, ScheduleSlot
+from service.schedule_slots import ScheduleError
 
 REPO = Path(__file__).resolve().parents[2]
 KILL_OSD = str(REPO / "experiments" / "ceph-kill-osd.json")
