@@ -6,7 +6,6 @@ import json
 import logging
 import subprocess
 import sys
-import time
 
 import click
 from sqlalchemy import select
@@ -186,10 +185,7 @@ def verify_cmd(run_id: int, as_json: bool) -> None:
 def faults_cmd(cluster: str | None, as_json: bool) -> None:
     """List the faults injected and not restored yet (the database's fault ledger, then this
     machine's ledger file), with their age and whether the process that injected them runs."""
-    now = time.time()
-    rows = [{**entry.as_dict(), "ledger": ledger, "age_s": round(now - entry.injected_at, 1),
-             "owner_alive": entry.owner_alive()}
-            for ledger, entry in heal.outstanding_everywhere(db.session_factory(), cluster)]
+    rows = heal.outstanding_rows(db.session_factory(), cluster)
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return

@@ -92,6 +92,20 @@ def unrecorded_entry(*, name: str, title: str, cluster: str, cluster_kind: str,
     return entry
 
 
+def parse_run_ids(values: list[str]) -> list[int]:
+    """Run ids from query values, each one id or several separated by commas."""
+    ids = []
+    for value in values:
+        for part in value.split(","):
+            part = part.strip()
+            if not part:
+                continue
+            if not part.isdigit():
+                raise CompareError(f"{part!r} is not a run id")
+            ids.append(int(part))
+    return ids
+
+
 def compare(session: Session, run_ids: list[int]) -> dict[str, Any]:
     """Compare stored runs, in the order given (a repeated id counts once)."""
     ids = list(dict.fromkeys(run_ids))

@@ -13,6 +13,7 @@ ledger file, where faults injected outside the service are written down.
 from __future__ import annotations
 
 import importlib
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -81,6 +82,17 @@ def outstanding_everywhere(sessions: sessionmaker[Session],
     """(ledger, entry) for every outstanding fault, the database's first, oldest first."""
     return ([("database", e) for e in PgFaultLedger(sessions).outstanding(cluster)]
             + [("file", e) for e in FileLedger().outstanding(cluster)])
+
+
+def outstanding_rows(sessions: sessionmaker[Session], cluster: str | None = None,
+                     now: float | None = None) -> list[dict[str, Any]]:
+    """The outstanding faults as `faultline faults --json` and the API show them: each
+    entry's fields, its ledger, its age and whether the process that injected it still
+    runs (None: it ran on another host)."""
+    now = time.time() if now is None else now
+    return [{**entry.as_dict(), "ledger": ledger, "age_s": round(now - entry.injected_at, 1),
+             "owner_alive": entry.owner_alive()}
+            for ledger, entry in outstanding_everywhere(sessions, cluster)]
 
 
 def restore_function(path: str) -> Callable[..., Any]:

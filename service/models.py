@@ -1,5 +1,6 @@
-"""SQLAlchemy 2 models: runs, what they record, the fault ledger, schedules. No I/O beyond
-the ORM. Users and API tokens are in service.accounts.models, on this same Base."""
+"""SQLAlchemy 2 models: runs, what they record, the fault ledger, schedules, uploaded
+experiments. No I/O beyond the ORM. Users and API tokens are in service.accounts.models, on
+this same Base."""
 
 from __future__ import annotations
 
@@ -178,4 +179,19 @@ class ScheduleSlot(Base):
     run_ids: Mapped[list[Any]] = mapped_column(default=list)
     error: Mapped[str | None] = mapped_column(Text)  # why the slot queued no run
     enqueued_at: Mapped[datetime] = mapped_column(DateTime(timezone=True),
+                                                  server_default=func.now())
+
+
+class UploadedExperiment(Base):
+    """A Chaos Toolkit experiment uploaded through the API (checked with chaoslib first),
+    beside the files under experiments/; a run of it keeps its own copy of the document."""
+
+    __tablename__ = "uploaded_experiments"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(100), unique=True)
+    title: Mapped[str] = mapped_column(String(500))
+    document: Mapped[dict[str, Any]] = mapped_column()
+    uploaded_by: Mapped[str | None] = mapped_column(String(200))
+    uploaded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True),
                                                   server_default=func.now())

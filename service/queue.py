@@ -17,6 +17,7 @@ RUNS_QUEUE = "runs"
 SCHEDULES_QUEUE = "schedules"
 NAMESPACE = "faultline"
 RUN_TASK = f"{NAMESPACE}:run_experiment"
+HEAL_TASK = f"{NAMESPACE}:heal_cluster"
 
 
 def make_app(url: str | None = None) -> procrastinate.App:
@@ -29,7 +30,7 @@ def make_app(url: str | None = None) -> procrastinate.App:
     url = url or db.database_url()
     db.engine(url)  # migrates
     app = procrastinate.App(connector=procrastinate.PsycopgConnector(conninfo=db.libpq_url(url)))
-    app.add_tasks_from(tasks.bp, namespace=NAMESPACE)
+    app.add_tasks_from(tasks.blueprint(), namespace=NAMESPACE)
     return app
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
 from clusters.ceph_admin import is_clean
 from loadgen.samples import merge_histograms
@@ -88,3 +88,9 @@ def _origin(session: Session, run: Run) -> tuple[float, str]:
 def _p99_ms(histograms: tuple[str, ...]) -> float | None:
     merged = merge_histograms(list(histograms))  # exact p99 over every op type
     return merged.get_value_at_percentile(99) / 1000 if merged.get_total_count() else None
+
+
+def series(sessions: sessionmaker[Session], run_id: int) -> dict[str, Any]:
+    """run_series() for the whole run, in a session of its own (the API's samples)."""
+    with sessions() as session:
+        return run_series(session, run_id)

@@ -28,6 +28,10 @@ class ScheduleNotFound(LookupError):
     pass
 
 
+class ScheduleExists(ScheduleError):
+    """A schedule of that name exists already."""
+
+
 @dataclass(frozen=True)
 class PlannedRun:
     """One run a slot of a schedule queues."""
@@ -45,13 +49,16 @@ def create(sessions: sessionmaker[Session], *, name: str, cron: str, timezone: s
     values = dict(name=name, cron=cron, timezone=timezone, experiment_path=experiment,
                   suite_path=suite, clusters=list(clusters or []), workload=workload or {})
     check(values, inventory)
-    with sessions.begin() as session:
-        if session.execute(select(Schedule.id).where(Schedule.name == name)).first():
-            raise ScheduleError(f"a schedule named '{name}' exists already")
-        schedule = Schedule(created_by=created_by, enabled=True, **values)
-        session.add(schedule)
-        session.flush()
-        return schedule.id
+    try:
+        with sessions.begin() as session:
+            if session.execute(select(Schedule.id).where(Schedule.name == name)).first():
+                raise ScheduleExists(f"a schedule named '{name}' exists already")
+            schedule = Schedule(created_by=created_by, enabled=True, **values)
+            session.add(schedule)
+            session.flush()
+            return schedule.id
+    except IntegrityError:  # made by someone else since the check
+        raise ScheduleExists(f"a schedule named '{name}' exists already") from None
 
 
 def change(sessions: sessionmaker[Session], schedule_id: int, inventory: str | None = None,
@@ -72,7 +79,7 @@ def change(sessions: sessionmaker[Session], schedule_id: int, inventory: str | N
         try:
             session.flush()
         except IntegrityError:
-            raise ScheduleError(f"a schedule named '{values['name']}' exists already") from None
+            raise ScheduleExists(f"a schedule named '{values['name']}' exists already") from None
 
 
 def delete(sessions: sessionmaker[Session], schedule_id: int) -> None:

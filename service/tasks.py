@@ -1,4 +1,10 @@
-"""The queue's jobs: one small task per job, taking ids; the bodies call services."""
+"""The queue's jobs: one small task per job, taking ids; the bodies call services.
+
+`blueprint()` makes a procrastinate blueprint of them for one app: an app that takes a
+blueprint's tasks renames them into its namespace, so a blueprint shared by two apps
+(two Flask apps, two tests) would leave the second with unknown task names, whose jobs
+go to the default queue that no worker reads.
+"""
 
 from __future__ import annotations
 
@@ -7,15 +13,24 @@ import logging
 
 import procrastinate
 
-from . import db, run_queue, run_supervisor, schedules, verdicts
+from . import db, heal, heal_job, run_queue, run_supervisor, schedules, verdicts
 from .queue import RUNS_QUEUE, SCHEDULES_QUEUE
 
 logger = logging.getLogger(__name__)
 
-bp = procrastinate.Blueprint()
+
+def blueprint() -> procrastinate.Blueprint:
+    """The tasks, with their queues, on a new blueprint."""
+    bp = procrastinate.Blueprint()
+    bp.task(name="run_experiment", queue=RUNS_QUEUE, pass_context=True)(run_experiment)
+    bp.task(name="heal_cluster", queue=RUNS_QUEUE, pass_context=True)(heal_cluster)
+    # procrastinate defers a periodic job once per minute, however many workers run
+    bp.periodic(cron="* * * * *", periodic_id="schedules")(
+        bp.task(name="tick_schedules", queue=SCHEDULES_QUEUE, pass_context=True)(
+            tick_schedules))
+    return bp
 
 
-@bp.task(name="run_experiment", queue=RUNS_QUEUE, pass_context=True)
 async def run_experiment(context: procrastinate.JobContext, run_id: int) -> str:
     """Run a queued run in a process of its own; a cancel interrupts it (rollbacks run).
     The job's lock (the cluster's, set when it is deferred) keeps runs on one cluster apart.
@@ -27,9 +42,18 @@ async def run_experiment(context: procrastinate.JobContext, run_id: int) -> str:
         await asyncio.to_thread(verdicts.judge_run, db.session_factory(url), run_id)
 
 
-# procrastinate defers a periodic job once per minute, however many workers run
-@bp.periodic(cron="* * * * *", periodic_id="schedules")
-@bp.task(name="tick_schedules", queue=SCHEDULES_QUEUE, pass_context=True)
+async def heal_cluster(context: procrastinate.JobContext, cluster: str,
+                       inventory: str | None = None) -> int:
+    """Restore the faults the fault ledgers hold for a cluster (service.heal.heal_everywhere,
+    in a process of its own that holds the cluster); fail if a restore failed. The job's
+    lock (the cluster's, set when it is deferred) keeps it apart from the cluster's runs."""
+    results = await heal_job.heal_in_process(context.additional_context["database_url"],
+                                             cluster, inventory)
+    for result in results:
+        logger.info(heal.format_result(result))
+    return len(results)
+
+
 async def tick_schedules(context: procrastinate.JobContext, timestamp: int) -> int:
     """Queue the runs of every due schedule slot; return how many."""
     sessions = db.session_factory(context.additional_context["database_url"])

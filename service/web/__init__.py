@@ -1,4 +1,5 @@
-"""The Flask app: an app factory; each area is a blueprint registered here.
+"""The Flask app: an app factory; each area is a blueprint registered here, the REST API
+(service.api, /api/v1) among them.
 
 The web process never runs an experiment: it reads what runs recorded, and queues runs for
 the workers (service.run_queue). Every request but a few public ones needs a logged-in user
@@ -32,6 +33,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         app.config["SECRET_KEY"] = secret_key()
     app.extensions["faultline.sessions"] = db.session_factory(app.config["DATABASE_URL"])
 
+    from .. import api
     from . import (
         access,
         auth,
@@ -57,6 +59,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     clusters.init_app(app)
     catalogue.init_app(app)
     schedules.init_app(app)
+    api.init_app(app)
 
     @app.get("/vendor/<name>")
     def vendor(name: str):

@@ -86,9 +86,10 @@ def trigger(name: str):
             raise FormError(f"tick the confirmation: this run {_fault_words(target)} on "
                             f"{cluster}")
         document = experiments.load(entry.path)
-        run_id = enqueue(sessions(), queue_app(), document, cluster=cluster,
-                         inventory=inventory(), experiment_path=entry.path, workload=workload,
-                         requested_by=current_user.name)
+        with queue_app() as queue:
+            run_id = enqueue(sessions(), queue, document, cluster=cluster,
+                             inventory=inventory(), experiment_path=entry.path,
+                             workload=workload, requested_by=current_user.name)
     except (FormError, *RUN_ERRORS) as exc:
         return _form(entry, targets, values, str(exc), inventory_error), 400
     flash(f"run {run_id} queued on {cluster}: a worker starts it when the cluster is free")

@@ -9,24 +9,10 @@ from __future__ import annotations
 
 from flask import Blueprint, Flask, abort, current_app, render_template, request, url_for
 
-from ..compare import CompareError, compare, format_value
+from ..compare import CompareError, compare, format_value, parse_run_ids
 from ..figures import RunNotFound
 
 bp = Blueprint("compare", __name__)
-
-
-def parse_run_ids(values: list[str]) -> list[int]:
-    """Run ids from query values, each one id or several separated by commas."""
-    ids = []
-    for value in values:
-        for part in value.split(","):
-            part = part.strip()
-            if not part:
-                continue
-            if not part.isdigit():
-                raise CompareError(f"{part!r} is not a run id")
-            ids.append(int(part))
-    return ids
 
 
 @bp.get("/compare")

@@ -1,4 +1,5 @@
-"""What the dashboard's views share: the database sessions, the job queue, the inventory
+"""What the dashboard's views share: the database sessions, the job queue (the API's
+handle: `with queue_app() as app:`), the inventory
 and the experiment catalogue of the app, and who may do what in a template.
 
 Configuration keys (create_app's config): DATABASE_URL; INVENTORY (default
@@ -11,7 +12,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import procrastinate
 from flask import Flask, current_app
 from flask_login import current_user
 from sqlalchemy.orm import Session, sessionmaker
@@ -20,22 +20,12 @@ from clusters.inventory import Cluster, load_inventory
 from clusters.paths import default_inventory
 
 from ..accounts.roles import role_at_least
+from ..api.context import queue_app  # noqa: F401  (one queue handle for the whole app)
 from ..experiment_catalogue import DEFAULT_DIR
 
 
 def sessions() -> sessionmaker[Session]:
     return current_app.extensions["faultline.sessions"]
-
-
-def queue_app() -> procrastinate.App:
-    """The procrastinate app runs are queued with (made at first use: it migrates)."""
-    app = current_app.extensions.get("faultline.queue")
-    if app is None:
-        from ..queue import make_app
-
-        app = current_app.extensions["faultline.queue"] = make_app(
-            current_app.config["DATABASE_URL"])
-    return app
 
 
 def inventory() -> str:

@@ -90,7 +90,8 @@ def series(run_id: int):
 @bp.post("/runs/<int:run_id>/cancel")
 def cancel_run(run_id: int):
     try:
-        outcome = cancel(sessions(), queue_app(), run_id)
+        with queue_app() as queue:
+            outcome = cancel(sessions(), queue, run_id)
     except RunNotFound as exc:
         abort(404, description=str(exc))
     except QueueError as exc:

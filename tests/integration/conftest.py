@@ -14,7 +14,7 @@ from pathlib import Path
 import psycopg
 import pytest
 from flask import Blueprint
-from sqlalchemy import delete
+from sqlalchemy import delete, select, text
 from sqlalchemy.orm import sessionmaker
 from web_login import SECRET, log_in
 
@@ -26,6 +26,7 @@ from lab import swift as swift_lab
 from service import db, pgserver
 from service.accounts import services as accounts
 from service.accounts.models import User
+from service.models import Run, Schedule, UploadedExperiment
 from service.web import create_app
 from service.web.access import require_role
 
@@ -185,3 +186,113 @@ def app(database_url, rolled_back, probe_calls):
 
     app.register_blueprint(probe)
     return app
+
+
+# --- the REST API (tests/integration/test_api_*.py) ---
+
+API_INVENTORY = """\
+clusters:
+  lab-ceph:
+    kind: ceph
+    ssh: {user: root, key_file: /etc/secret/id_ed25519-SSH-KEY-PATH,
+          known_hosts: /etc/secret/known_hosts-PATH}
+    nodes:
+      - {name: node1, address: 192.0.2.11, zone: zone1,
+         power: {type: ipmi, address: 192.0.2.211, user: bmc-admin,
+                 password_file: /etc/secret/bmc-PASSWORD-PATH}}
+      - {name: node2, address: 192.0.2.12, zone: zone1}
+      - {name: node3, address: 192.0.2.13, zone: zone2}
+      - {name: node4, address: 192.0.2.14, zone: zone3}
+    disks:
+      - {node: node1, device: /dev/sdb, mount: /var/lib/ceph/osd/ceph-0, osd: 0}
+      - {node: node2, device: /dev/sdb, mount: /var/lib/ceph/osd/ceph-1, osd: 1}
+      - {node: node3, device: /dev/sdb, mount: /var/lib/ceph/osd/ceph-2, osd: 2}
+      - {node: node4, device: /dev/sdb, mount: /var/lib/ceph/osd/ceph-3, osd: 3}
+    services:
+      - {name: osd.0, kind: osd, node: node1, unit: ceph-osd@0}
+      - {name: osd.1, kind: osd, node: node2, unit: ceph-osd@1}
+      - {name: osd.2, kind: osd, node: node3, unit: ceph-osd@2}
+      - {name: osd.3, kind: osd, node: node4, unit: ceph-osd@3}
+      - {name: mon.a, kind: mon, pid_file: /run/ceph/ceph-mon.a.pid,
+         start: "env CEPH_SECRET=start-COMMAND-SECRET ceph-mon -i a"}
+      - {name: rgw.lab, kind: rgw, unit: ceph-radosgw@rgw.lab}
+    client:
+      conf: /etc/ceph/ceph.conf
+      keyring: /etc/secret/ceph.client.admin.KEYRING-PATH
+      pool: faultline
+      swift_api: {auth_url: "http://192.0.2.1:7480/auth/1.0", user: "faultline:swift",
+                  key_file: /etc/secret/rgw-swift-KEY-PATH}
+      s3: {endpoint: "http://192.0.2.1:7480", access_key_file: /etc/secret/s3-ACCESS-PATH,
+           secret_key_file: /etc/secret/s3-SECRET-PATH}
+  lab-swift:
+    kind: swift
+    nodes:
+      - {name: node1, address: 192.0.2.21, zone: zone1}
+      - {name: node2, address: 192.0.2.22, zone: zone2, power: {type: ssh}}
+    disks:
+      - {node: node1, device: /dev/sdc, mount: /srv/node/d1, swift_device: d1}
+      - {node: node2, device: /dev/sdc, mount: /srv/node/d2, swift_device: d2}
+    services:
+      - {name: object-server.node1, kind: object-server, node: node1,
+         unit: swift-object-server}
+      - {name: object-server.node2, kind: object-server, node: node2,
+         unit: swift-object-server}
+    client: {auth_url: "http://192.0.2.2:8280/auth/v1.0", user: "test:tester",
+             key_env: FAULTLINE_TEST_SWIFT-KEY-ENV}
+"""
+
+
+@pytest.fixture(scope="session")
+def api_inventory(tmp_path_factory) -> Path:
+    """An inventory of its own for the API tests: lab-ceph and lab-swift as the experiment
+    files expect them, on addresses nothing answers (nothing here contacts a cluster), with
+    every kind of secret reference."""
+    path = tmp_path_factory.mktemp("api") / "inventory.yaml"
+    path.write_text(API_INVENTORY)
+    return path
+
+
+@pytest.fixture
+def api_app(database_url, api_inventory):
+    """The real app on committed sessions: a run is queued on procrastinate's own
+    connection, which a rolled-back transaction would hide. Tests delete what they made."""
+    return create_app({"DATABASE_URL": database_url, "SECRET_KEY": SECRET,
+                       "INVENTORY": str(api_inventory)})
+
+
+@pytest.fixture
+def api_token(sessions, make_user):
+    """An API token of a new committed user of the given role: (user name, token)."""
+    def api_token(role: str) -> tuple[str, str]:
+        name, _ = make_user(role)
+        with sessions.begin() as session:
+            return name, accounts.create_token(session, name, "api test")[1]
+    return api_token
+
+
+@pytest.fixture
+def api_as(api_app, api_token, sessions):
+    """A test client of the API that sends a new user's token (none for role None); its
+    user's name is `client.user_name`. Afterwards the runs (with their jobs), schedules and
+    uploaded experiments these users made are deleted."""
+    names = []
+
+    def api_as(role: str | None):
+        client = api_app.test_client()
+        client.user_name = None
+        if role is not None:
+            client.user_name, token = api_token(role)
+            client.environ_base["HTTP_AUTHORIZATION"] = f"Bearer {token}"
+            names.append(client.user_name)
+        return client
+
+    yield api_as
+    with sessions.begin() as session:
+        jobs = session.execute(select(Run.job_id).where(Run.requested_by.in_(names),
+                                                        Run.job_id.is_not(None))).scalars().all()
+        session.execute(text("DELETE FROM procrastinate_jobs WHERE id = ANY(:ids)"),
+                        {"ids": list(jobs)})
+        session.execute(delete(Run).where(Run.requested_by.in_(names)))
+        session.execute(delete(Schedule).where(Schedule.created_by.in_(names)))
+        session.execute(delete(UploadedExperiment)
+                        .where(UploadedExperiment.uploaded_by.in_(names)))

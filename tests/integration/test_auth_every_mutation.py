@@ -27,6 +27,9 @@ def test_the_walk_sees_the_routes_it_must(app):
     endpoints = {endpoint for endpoint, _, _ in mutating_requests(app)}
 
     assert {"auth.login", "auth.logout", "probe.operate", "probe.administer"} <= endpoints
+    assert {"api.create_run", "api.cancel_run", "api.upload_experiment",
+            "api.delete_experiment", "api.create_schedule", "api.change_schedule",
+            "api.delete_schedule", "api.heal_cluster"} <= endpoints
 
 
 def test_every_mutating_route_refuses_anonymous_requests_with_401(app, probe_calls):

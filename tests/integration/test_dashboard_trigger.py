@@ -44,13 +44,12 @@ def queued(dash_app, rolled_back):
     """Runs the test queued; each is cancelled afterwards, so no worker could pick it."""
     run_ids: list[int] = []
     yield run_ids
-    with dash_app.app_context():
-        app = queue_app()
-    for run_id in run_ids:
-        with rolled_back() as session:
-            status = session.get(Run, run_id).status
-        if status == "queued":
-            run_queue.cancel(rolled_back, app, run_id)
+    with dash_app.app_context(), queue_app() as app:
+        for run_id in run_ids:
+            with rolled_back() as session:
+                status = session.get(Run, run_id).status
+            if status == "queued":
+                run_queue.cancel(rolled_back, app, run_id)
 
 
 def test_the_trigger_form_queues_a_run_with_its_job_and_shows_its_live_page(

@@ -1,0 +1,88 @@
+"""Reading a request: its JSON body, checked field by field, and its query parameters.
+
+Every problem is a BadRequest (or UnsupportedMedia) naming the field and what it must be,
+so a client learns exactly what to fix and nothing is changed.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from flask import request
+
+from .errors import BadRequest, UnsupportedMedia
+
+TYPE_NAMES = {str: "a string", int: "a whole number", bool: "true or false",
+              dict: "a JSON object", list: "a list"}
+
+
+def json_body() -> dict[str, Any]:
+    """The body as a JSON object; 415 if it is not sent as JSON, 400 if it is not one."""
+    if not request.is_json:
+        raise UnsupportedMedia("send a JSON object with 'Content-Type: application/json'")
+    try:
+        body = json.loads(request.get_data(as_text=True) or "null")
+    except ValueError as exc:
+        raise BadRequest(f"the body is not valid JSON: {exc}") from None
+    if not isinstance(body, dict):
+        raise BadRequest("the body must be a JSON object")
+    return body
+
+
+def fields(body: dict[str, Any], required: dict[str, type] | None = None,
+           optional: dict[str, type] | None = None) -> dict[str, Any]:
+    """The body's fields, each of its type (None allowed for an optional one); a field that
+    is unknown, missing or of another type is a BadRequest."""
+    required, optional = required or {}, optional or {}
+    known = {**required, **optional}
+    unknown = sorted(set(body) - set(known))
+    if unknown:
+        raise BadRequest(f"unknown field '{unknown[0]}' (known: {', '.join(sorted(known))})")
+    for name in required:
+        if body.get(name) is None:
+            raise BadRequest(f"field '{name}' is required")
+    for name, kind in known.items():
+        value = body.get(name)
+        if value is None and name in optional:
+            continue
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise BadRequest(f"field '{name}' must be {TYPE_NAMES[kind]}, not {_short(value)}")
+        if kind is str and not value.strip():
+            raise BadRequest(f"field '{name}' must not be empty")
+    return {name: body[name] for name in known if name in body}
+
+
+def string_list(name: str, value: Any) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise BadRequest(f"field '{name}' must be a list of names, not {_short(value)}")
+    return value
+
+
+def check_query(known: tuple[str, ...]) -> None:
+    """A misspelt query parameter would silently widen a list: refuse it."""
+    unknown = sorted(set(request.args) - set(known))
+    if unknown:
+        raise BadRequest(f"unknown query parameter '{unknown[0]}' "
+                         f"(known: {', '.join(sorted(known)) or 'none'})")
+
+
+def query_int(name: str, default: int | None = None) -> int | None:
+    """A whole-number query parameter (default if absent)."""
+    raw = request.args.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise BadRequest(f"{name} must be a whole number, not {raw!r}") from None
+
+
+def query_str(name: str) -> str | None:
+    value = request.args.get(name)
+    return value if value else None
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 60 else text[:57] + "..."
