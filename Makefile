@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.faultline-installed
 WEB := service/web
 
-.PHONY: setup demo test test-full test-unit test-lab lint lab-up lab-down clean .debian-packages
+.PHONY: setup demo demo-stop test test-full test-unit test-lab lint lab-up lab-down clean .debian-packages
 
 setup: $(STAMP) $(WEB)/node_modules/.package-lock.json
 
@@ -27,8 +27,12 @@ demo: setup
 	$(BIN)/faultline suite experiments/suites/kill-process.json
 	@echo
 	@echo "Runs so far:  $(BIN)/faultline runs    A report:  $(BIN)/faultline report RUN_ID"
-	@echo "Side by side: $(BIN)/faultline compare RUN_ID RUN_ID ...  (or /compare in faultline serve)"
-	@echo "The labs are still up. Take them down with:  make lab-down"
+	@echo "Side by side: $(BIN)/faultline compare RUN_ID RUN_ID ..."
+	@scripts/demo-services start
+	@echo "The labs, the web service and a worker are still up. Stop them with:  make lab-down"
+
+demo-stop:
+	@scripts/demo-services stop
 
 test: setup lint test-unit test-lab
 
@@ -49,7 +53,7 @@ test-lab: setup
 lab-up: setup
 	$(BIN)/faultline lab up
 
-lab-down: setup
+lab-down: setup demo-stop
 	$(BIN)/faultline lab down
 
 clean: lab-down
