@@ -173,7 +173,10 @@ osd_memory_target = {1024**3}
 osd_recovery_sleep_hdd = 0
 osd_recovery_sleep_ssd = 0
 osd_recovery_sleep_hybrid = 0
-osd_max_backfills = 4
+# Ceph's default. The backfillfull check is made once per PG, when its backfill is
+# reserved: with 4 at once, a 2 GiB OSD at 75% fill took four ~94 MiB PGs together,
+# passed the full ratio before the check could stop it, and aborted (ENOSPC)
+osd_max_backfills = 1
 """
     for osd in range(OSD_COUNT):
         node = lab.node_of(osd)
