@@ -44,20 +44,34 @@ async def supervise(run_id: int, url: str, should_abort: Callable[[], bool],
             env={**os.environ, "DATABASE_URL": url}, stdout=log, stderr=log,
             start_new_session=True)
     interrupted = False
-    while True:
+    while not interrupted:
         try:
             code = await asyncio.wait_for(process.wait(), timeout=poll_s)
             break
         except TimeoutError:
-            pass
-        if not interrupted and should_abort():
-            interrupted = True  # once: a second SIGUSR1 would cut the rollbacks short
-            await asyncio.to_thread(_record_cancel, url, run_id)
-            process.send_signal(signal.SIGUSR1)
+            interrupted = should_abort()
+        except asyncio.CancelledError:
+            # procrastinate aborts an async job by cancelling its task: the run must still
+            # be stopped the graceful way, and waited for, rollbacks and all
+            asyncio.current_task().uncancel()
+            interrupted = True
+    if interrupted:
+        await asyncio.to_thread(_record_cancel, url, run_id)
+        process.send_signal(signal.SIGUSR1)  # once: a second would cut the rollbacks short
+        code = await _wait_for_end(process)
     status = await asyncio.to_thread(settle, url, run_id, code, interrupted)
     if interrupted:
         raise JobAborted(f"run {run_id} was cancelled: {status}")
     return status
+
+
+async def _wait_for_end(process: asyncio.subprocess.Process) -> int:
+    """Wait for the run's process, whatever else asks this job to stop meanwhile."""
+    while True:
+        try:
+            return await asyncio.shield(process.wait())
+        except asyncio.CancelledError:
+            asyncio.current_task().uncancel()
 
 
 def _record_cancel(url: str, run_id: int) -> None:

@@ -23,7 +23,8 @@ REPO = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.lab
 
 
-def _experiment(title: str, method: list[dict], rollbacks: list[dict] | None = None) -> dict:
+def _experiment(title: str, method: list[dict], rollbacks: list[dict] | None = None,
+                restore: str | None = None) -> dict:
     """A short Ceph experiment with the Faultline control: a light load, a short baseline."""
     return {
         "version": "1.0.0", "title": title, "description": "queue test",
@@ -34,7 +35,7 @@ def _experiment(title: str, method: list[dict], rollbacks: list[dict] | None = N
                 "workload": {"containers": 1, "objects_per_container": 20,
                              "object_size": 4096, "mix": {"read": 80, "write": 20},
                              "rate": 10, "ramp_s": 1, "baseline_s": 3},
-                "tail_s": 1}}}],
+                "tail_s": 1, "restore": restore}}}],
         "method": method,
         "rollbacks": rollbacks or [],
     }
@@ -54,15 +55,24 @@ START_OSD = {"type": "action", "name": "start-osd", "provider": {
 
 
 @pytest.fixture
-def worker(ceph_cluster, env):
-    """A real `faultline worker` on the test database; stopped (SIGINT, graceful) after."""
+def worker(ceph_cluster, env, sessions, queue_app):
+    """A real `faultline worker` on the test database; stopped (SIGINT, graceful) after,
+    once whatever a failed test left queued or running is cancelled (rollbacks run)."""
     process = subprocess.Popen([sys.executable, "-m", "service", "worker", "--concurrency", "2"],
-                               env=env, cwd=REPO, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True)
+                               env=env, cwd=REPO, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
     yield process
-    process.send_signal(signal.SIGINT)
+    with sessions() as session:
+        left = session.execute(select(Run.id).where(Run.status.in_(("queued", "running")),
+                                                    Run.job_id.is_not(None))).scalars().all()
+    for run_id in left:
+        try:
+            run_queue.cancel(sessions, queue_app, run_id)
+        except run_queue.QueueError:
+            pass  # it ended meanwhile
+    process.send_signal(signal.SIGINT)  # the worker waits for its runs to end
     try:
-        process.wait(timeout=120)
+        process.wait(timeout=300)
     finally:
         if process.poll() is None:
             process.kill()
@@ -119,7 +129,8 @@ def test_a_cancelled_queued_run_never_starts(worker, sessions, queue_app):
 
 def test_cancelling_a_running_run_plays_its_rollbacks(worker, sessions, queue_app, ceph_cluster):
     run_id = _enqueue(sessions, queue_app, _experiment(
-        "queue cancel mid-fault", [KILL_OSD, _pause(600)], rollbacks=[START_OSD]))
+        "queue cancel mid-fault", [KILL_OSD, _pause(600)], rollbacks=[START_OSD],
+        restore="start-osd"))
     wait_for("the OSD kill", lambda: any(e.kind == "fault_injected"
                                          for e in _run(sessions, run_id).events), 180)
     assert run_queue.cancel(sessions, queue_app, run_id) == "cancelling"
