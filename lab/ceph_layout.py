@@ -174,8 +174,9 @@ osd_recovery_sleep_hdd = 0
 osd_recovery_sleep_ssd = 0
 osd_recovery_sleep_hybrid = 0
 # Ceph's default. The backfillfull check is made once per PG, when its backfill is
-# reserved: with 4 at once, a 2 GiB OSD at 75% fill took four ~94 MiB PGs together,
-# passed the full ratio before the check could stop it, and aborted (ENOSPC)
+# reserved: with 4 at once, the zone1 OSD left when its neighbour died at 50% fill took
+# four ~94 MiB PGs together, went full and blocked writes (519 client timeouts); with 1
+# it stops at backfillfull. At 75% fill it still overruns its 2 GiB and aborts (ENOSPC).
 osd_max_backfills = 1
 """
     for osd in range(OSD_COUNT):
