@@ -1,6 +1,7 @@
 """The experiment catalogue: the experiment files of a directory and its suites.
 
-The dashboard lists them and triggers runs of them by name (the file's stem): a name
+The dashboard lists them (the files service.experiment_store finds, described for a
+page) and triggers runs of them by name (the file's stem): a name
 that is not a file of the directory is refused, so a request never reads an arbitrary
 path. Entries are read as plain JSON for the listing; a run is checked in full by
 service.experiments when it is queued.
@@ -13,10 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import experiment_store
 from .experiments import CONTROL_MODULE
 
 SYSTEMS = ("ceph", "swift")
-DEFAULT_DIR = Path(__file__).resolve().parent.parent / "experiments"
+DEFAULT_DIR = experiment_store.default_directory()
 
 
 class CatalogueError(LookupError):
@@ -48,11 +50,11 @@ class SuiteEntry:
 
 
 def experiments(directory: Path = DEFAULT_DIR) -> list[ExperimentEntry]:
-    return [_experiment(p) for p in sorted(Path(directory).glob("*.json"))]
+    return [_experiment(p) for p in experiment_store.files(directory).values()]
 
 
 def suites(directory: Path = DEFAULT_DIR) -> list[SuiteEntry]:
-    return [_suite(p) for p in sorted((Path(directory) / "suites").glob("*.json"))]
+    return [_suite(p) for p in experiment_store.suite_files(directory).values()]
 
 
 def experiment(name: str, directory: Path = DEFAULT_DIR) -> ExperimentEntry:

@@ -74,7 +74,13 @@ def default_directory() -> Path:
 
 def files(directory: Path) -> dict[str, Path]:
     """name -> path of every experiment file (not the suites)."""
-    return {p.stem: p for p in sorted(directory.glob("*.json")) if p.is_file()}
+    return {p.stem: p for p in sorted(Path(directory).glob("*.json")) if p.is_file()}
+
+
+def suite_files(directory: Path) -> dict[str, Path]:
+    """name -> path of every suite under `<directory>/suites/`."""
+    return {p.stem: p for p in sorted((Path(directory) / "suites").glob("*.json"))
+            if p.is_file()}
 
 
 def list_all(sessions: sessionmaker[Session], directory: Path) -> list[Entry]:
@@ -111,7 +117,7 @@ def file_path(directory: Path, name: str) -> str:
 def suite_path(directory: Path, value: str) -> str:
     """The path of a suite under `<directory>/suites/`, given its name (`kill-process`) or
     its path (`experiments/suites/kill-process.json`); SuiteError if there is none."""
-    suites = {p.stem: p for p in sorted((directory / "suites").glob("*.json"))}
+    suites = suite_files(directory)
     given = Path(value)
     name = given.stem if given.suffix == ".json" else given.name
     if (len(given.parts) > 1 and given.parent.name != "suites") or name not in suites:

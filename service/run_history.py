@@ -13,11 +13,13 @@ from typing import Any
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session, selectinload
 
+from . import run_queries
 from .models import Run
 from .report import report_dict
+from .run_queries import KINDS, STATUSES
 
-STATUSES = ("queued", "running", "completed", "deviated", "interrupted", "failed", "cancelled")
-KINDS = ("ceph", "swift")
+__all__ = ["KINDS", "STATUSES", "HistoryError", "HistoryPage", "RunFilter", "clusters_seen",
+           "find_runs"]
 PER_PAGE = 50
 
 
@@ -55,20 +57,16 @@ def find_runs(session: Session, where: RunFilter, page: int = 1,
               per_page: int = PER_PAGE) -> HistoryPage:
     if page < 1:
         raise HistoryError(f"page must be 1 or more, not {page}")
-    query = select(Run)
-    if where.status:
-        query = query.where(Run.status == where.status)
-    if where.cluster:
-        query = query.where(Run.cluster == where.cluster)
-    if where.kind:
-        query = query.where(Run.cluster_kind == where.kind)
+    # the API's conditions, plus the run id for a number
+    conditions = run_queries.matching(run_queries.RunFilter(
+        status=where.status or None, cluster=where.cluster or None, kind=where.kind or None))
     text = where.text.strip()
     if text:
-        pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        matches = [Run.title.ilike(pattern), Run.experiment_path.ilike(pattern)]
+        matches = run_queries.text_matches(text)
         if text.isdigit():
             matches.append(Run.id == int(text))
-        query = query.where(or_(*matches))
+        conditions.append(or_(*matches))
+    query = select(Run).where(*conditions)
     total = session.execute(select(func.count()).select_from(query.subquery())).scalar_one()
     runs = session.execute(query.options(selectinload(Run.events)).order_by(Run.id.desc())
                            .offset((page - 1) * per_page).limit(per_page)).scalars().all()

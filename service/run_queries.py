@@ -66,7 +66,7 @@ def list_runs(sessions: sessionmaker[Session], where: RunFilter, page: int = 1,
     if per_page < 1:
         raise RunQueryError(f"per_page must be 1 or more, not {per_page}")
     per_page = min(per_page, MAX_PER_PAGE)
-    conditions = _conditions(where)
+    conditions = matching(where)
     with sessions() as session:
         total = session.execute(select(func.count(Run.id)).where(*conditions)).scalar_one()
         runs = session.execute(select(Run).where(*conditions).order_by(Run.id.desc())
@@ -74,7 +74,8 @@ def list_runs(sessions: sessionmaker[Session], where: RunFilter, page: int = 1,
         return Page([summary(r) for r in runs], page, per_page, total)
 
 
-def _conditions(where: RunFilter) -> list:
+def matching(where: RunFilter) -> list:
+    """The WHERE conditions of a filter (the API's list and the dashboard's history)."""
     conditions = []
     if where.status is not None:
         conditions.append(Run.status == where.status)
@@ -85,14 +86,15 @@ def _conditions(where: RunFilter) -> list:
     if where.schedule_id is not None:
         conditions.append(Run.schedule_id == where.schedule_id)
     if where.experiment:
-        pattern = "%" + _escape_like(where.experiment) + "%"
-        conditions.append(or_(Run.experiment_path.ilike(pattern, escape="\\"),
-                              Run.title.ilike(pattern, escape="\\")))
+        conditions.append(or_(*text_matches(where.experiment)))
     return conditions
 
 
-def _escape_like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+def text_matches(text: str) -> list:
+    """A run whose experiment file or title holds the text, case-insensitively (any of)."""
+    pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    return [Run.experiment_path.ilike(pattern, escape="\\"),
+            Run.title.ilike(pattern, escape="\\")]
 
 
 def summary(run: Run) -> dict[str, Any]:
