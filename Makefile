@@ -29,7 +29,8 @@ demo: setup
 	@echo "Runs so far:  $(BIN)/faultline runs    A report:  $(BIN)/faultline report RUN_ID"
 	@echo "Side by side: $(BIN)/faultline compare RUN_ID RUN_ID ..."
 	@scripts/demo-services start
-	@echo "The labs, the web service and a worker are still up. Stop them with:  make lab-down"
+	$(BIN)/faultline monitoring up
+	@echo "The labs, the web service, a worker, Prometheus and Alertmanager are still up. Stop them with:  make lab-down"
 
 demo-stop:
 	@scripts/demo-services stop
@@ -54,6 +55,7 @@ lab-up: setup
 	$(BIN)/faultline lab up
 
 lab-down: setup demo-stop
+	$(BIN)/faultline monitoring down
 	$(BIN)/faultline lab down
 
 clean: lab-down

@@ -19,6 +19,7 @@ from loadgen.exceptions import LoadError
 
 from . import (
     cli_accounts,
+    cli_monitoring,
     cli_queue,
     cli_schedules,
     compare,
@@ -68,7 +69,7 @@ def main() -> None:
 
 for command in (cli_queue.worker_cmd, cli_queue.enqueue_cmd, cli_queue.cancel_cmd,
                 cli_schedules.schedule_group, cli_accounts.user_group,
-                cli_accounts.token_group):
+                cli_accounts.token_group, cli_monitoring.monitoring_group):
     main.add_command(command)
 
 
@@ -317,11 +318,13 @@ def lab_status(system: str, as_json: bool) -> None:
 @main.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8080, show_default=True)
-def serve_cmd(host: str, port: int) -> None:
-    """Serve the dashboard."""
-    from .web import create_app
+@click.option("--workers", default=1, show_default=True, help="gunicorn worker processes")
+@click.option("--threads", default=8, show_default=True, help="threads per worker")
+def serve_cmd(host: str, port: int, workers: int, threads: int) -> None:
+    """Serve the dashboard and the API (gunicorn)."""
+    from .web.server import serve
 
-    create_app().run(host=host, port=port)
+    serve(host, port, workers, threads)
 
 
 def _print_report(run_id: int, as_json: bool) -> dict:

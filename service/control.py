@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import socket
 import threading
 import time
 import uuid
@@ -44,6 +45,8 @@ from clusters.config import cluster_from_configuration
 from clusters.exceptions import ClusterError
 from loadgen.drivers import driver_for
 from loadgen.exceptions import LoadError
+from loadgen.metrics import DriverMetrics
+from loadgen.metrics import serve as serve_metrics
 from loadgen.session import LoadSession
 
 from . import db, figures
@@ -80,6 +83,8 @@ class RunControl:
         self.last_second: dict[str, float] = {}
         self._progress_stop = threading.Event()
         self.lock: ClusterLock | None = None
+        self.metrics = DriverMetrics()
+        self.metrics_server = None
 
     @property
     def run_id(self) -> int | None:
@@ -106,13 +111,25 @@ class RunControl:
         if self.workload.prefill:
             count = self.load.prefill()
             self.recorder.event("prefilled", objects=count)
+        self._serve_metrics()
         self.load.start()
+        self.metrics.load_running = True
         self.recorder.update(load_started_ts=self.load.started_at)
         self.recorder.event("load_started", ts=self.load.started_at,
                             rate=self.workload.rate)
         threading.Thread(target=self._progress, name="faultline-progress", daemon=True).start()
 
+    def _serve_metrics(self) -> None:
+        """The driver's /metrics, where the service's service discovery tells Prometheus."""
+        addr = os.environ.get("FAULTLINE_DRIVER_METRICS_ADDR", "127.0.0.1")
+        port = int(os.environ.get("FAULTLINE_DRIVER_METRICS_PORT", "0"))
+        self.metrics_server, url = serve_metrics(self.metrics, addr, port)
+        if addr in ("0.0.0.0", "::"):  # reachable from other hosts: say by which name
+            url = url.replace(f"//{addr}:", f"//{socket.getfqdn()}:", 1)
+        self.recorder.update(metrics_url=url)
+
     def _on_samples(self, samples) -> None:
+        self.metrics.add(samples)
         self.recorder.load_samples(samples)
         if samples:
             last = max(s.ts for s in samples)
@@ -150,6 +167,7 @@ class RunControl:
         if name == self.fault_name and self.fault_ts is None:
             if status == "succeeded":
                 self.fault_ts = ts
+                self.metrics.fault_active = True
                 self.recorder.update(fault_ts=ts)
                 self.recorder.event("fault_injected", ts=ts, name=name,
                                     output=_jsonable(result.get("output")))
@@ -163,6 +181,7 @@ class RunControl:
             # which must not pass for recovery while the fault persisted
             begun = _timestamp((result or {}).get("start")) or ts
             self.restore_ts = begun  # a rollback of the same name later restores nothing new
+            self.metrics.fault_active = False
             self.recorder.event("restored", ts=begun, name=name, ended=ts)
 
     def end(self, journal: dict | None) -> None:
@@ -175,6 +194,7 @@ class RunControl:
             self._progress_stop.set()
             if self.load is not None:
                 self.load.stop()
+            self.metrics.load_running = False
             if self.sampler is not None:
                 self.sampler.stop()
         try:
@@ -249,6 +269,10 @@ class RunControl:
         self.release()
 
     def release(self) -> None:
+        if self.metrics_server is not None:
+            self.metrics_server.shutdown()
+            self.metrics_server.server_close()
+            self.metrics_server = None
         if self.lock is not None:
             self.lock.release()
 

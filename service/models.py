@@ -61,6 +61,7 @@ class Run(Base):
     schedule_id: Mapped[int | None] = mapped_column(
         ForeignKey("schedules.id", ondelete="SET NULL"), index=True)
     verdict: Mapped[dict[str, Any] | None] = mapped_column(JSONB)  # against its series
+    metrics_url: Mapped[str | None] = mapped_column(Text)  # the driver's, while it runs
 
     events: Mapped[list[Event]] = relationship(back_populates="run", order_by="Event.ts",
                                                cascade="all, delete-orphan")
@@ -122,6 +123,26 @@ class LedgerEntry(Base):
     container: Mapped[str] = mapped_column(String(200), primary_key=True)
     name: Mapped[str] = mapped_column(String(500), primary_key=True)
     size: Mapped[int] = mapped_column(BigInteger)
+
+
+class Alert(Base):
+    """An alert as Alertmanager posted it to the webhook (firing or resolved), on the run
+    going on on its cluster at the time (none: no run was)."""
+
+    __tablename__ = "alerts"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    run_id: Mapped[int | None] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"),
+                                               index=True)
+    alertname: Mapped[str] = mapped_column(String(200))
+    status: Mapped[str] = mapped_column(String(20))  # firing, resolved
+    fingerprint: Mapped[str] = mapped_column(String(64))
+    labels: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    annotations: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    starts_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    ends_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True),
+                                                  server_default=func.now())
 
 
 class FaultRecord(Base):

@@ -15,6 +15,7 @@ from flask import Flask
 
 def init_app(app: Flask) -> None:
     from . import (  # noqa: F401  (each module adds its routes to the blueprint)
+        alerts,
         clusters,
         comparisons,
         context,

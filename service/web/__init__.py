@@ -43,6 +43,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
         context,
         errors,
         health,
+        prometheus,
         reports,
         runs,
         schedules,
@@ -53,6 +54,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     context.init_app(app)
     errors.init_app(app)
     health.init_app(app)
+    prometheus.init_app(app)
     runs.init_app(app)
     compare.init_app(app)
     reports.init_app(app)

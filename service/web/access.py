@@ -1,7 +1,8 @@
 """Who may do what: default deny, checked before every request, whatever blueprint serves it.
 
 - Public (no login): the endpoints in PUBLIC_ENDPOINTS (the login form, the health check,
-  static and vendor files).
+  static and vendor files). A view marked `@shared_token_endpoint` checks a machine's
+  shared token itself (Alertmanager's webhook).
 - Everything else needs a logged-in user (a session cookie, or an API token sent as
   `Authorization: Bearer <token>`): a viewer for GET/HEAD/OPTIONS, an operator for any
   other method, or the role a view declares with `@require_role(...)`.
@@ -46,6 +47,13 @@ def require_role(role: str) -> Callable:
     return decorate
 
 
+def shared_token_endpoint(view: Callable) -> Callable:
+    """A view for a machine that holds a shared token, not a user's (Alertmanager's
+    webhook): no role and no CSRF check here; the view checks the token itself."""
+    view.shared_token = True  # type: ignore[attr-defined]
+    return view
+
+
 def required_role(endpoint: str | None, method: str) -> str | None:
     """The role a request needs; None for a public endpoint."""
     if endpoint in PUBLIC_ENDPOINTS:
@@ -69,7 +77,9 @@ def refusal(role: str):
 
 
 def wants_json() -> bool:
-    return (request.path.startswith("/api/") or request.path.endswith(".json")
+    """A script's request (API, JSON, Prometheus), answered 401 rather than sent to login."""
+    return (request.path.startswith(("/api/", "/prometheus/")) or request.path.endswith("/metrics")
+            or request.path.endswith(".json")
             or "Authorization" in request.headers
             or request.accept_mimetypes.best_match(["text/html", "application/json"])
             == "application/json")
@@ -78,6 +88,9 @@ def wants_json() -> bool:
 def _enforce():
     if request.routing_exception is not None and current_user.is_authenticated:
         return None  # no such page or method: let it be the 404 or 405 it is
+    view = current_app.view_functions.get(request.endpoint) if request.endpoint else None
+    if getattr(view, "shared_token", False):
+        return None
     role = required_role(request.endpoint, request.method)
     if role is not None:
         refused = refusal(role)

@@ -1,8 +1,10 @@
-"""The key that signs the dashboard's session cookies and CSRF tokens.
+"""The key that signs the dashboard's session cookies and CSRF tokens, and the shared
+token Alertmanager sends to the alert webhook.
 
-From FAULTLINE_SECRET_KEY if set; else made once on this machine and kept in
-`$FAULTLINE_HOME/secret_key` (mode 0600), so sessions survive a restart and every web
-process of the machine signs alike.
+Each from its environment variable if set (FAULTLINE_SECRET_KEY, FAULTLINE_ALERT_TOKEN);
+else made once on this machine and kept in `$FAULTLINE_HOME/secret_key` or
+`$FAULTLINE_HOME/alert-token` (mode 0600), so they survive a restart and every web
+process of the machine agrees.
 """
 
 from __future__ import annotations
@@ -15,10 +17,15 @@ from pathlib import Path
 from clusters.paths import state_dir
 
 ENV = "FAULTLINE_SECRET_KEY"
+ALERT_TOKEN_ENV = "FAULTLINE_ALERT_TOKEN"
 
 
 def secret_key() -> str:
     return os.environ.get(ENV) or stored_key(state_dir() / "secret_key")
+
+
+def alert_token() -> str:
+    return os.environ.get(ALERT_TOKEN_ENV) or stored_key(state_dir() / "alert-token")
 
 
 def stored_key(path: Path) -> str:

@@ -8,6 +8,9 @@ as it was; anything the suite started is stopped, and then checked gone.
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 
@@ -23,7 +26,7 @@ from clusters.inventory import load_cluster
 from clusters.paths import default_inventory
 from lab import ceph as ceph_lab
 from lab import swift as swift_lab
-from service import db, pgserver
+from service import db, pgserver, queue, run_queue
 from service.accounts import services as accounts
 from service.accounts.models import User
 from service.models import Run, Schedule, UploadedExperiment
@@ -296,3 +299,33 @@ def api_as(api_app, api_token, sessions):
         session.execute(delete(Schedule).where(Schedule.created_by.in_(names)))
         session.execute(delete(UploadedExperiment)
                         .where(UploadedExperiment.uploaded_by.in_(names)))
+
+
+@pytest.fixture
+def queue_app(database_url):
+    return queue.make_app(database_url)
+
+
+@pytest.fixture
+def worker(env, sessions, queue_app):
+    """A real `faultline worker` on the test database; stopped (SIGINT, graceful) after,
+    once whatever a failed test left queued or running is cancelled (rollbacks run)."""
+    process = subprocess.Popen([sys.executable, "-m", "service", "worker", "--concurrency", "2"],
+                               env=env, cwd=REPO, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    yield process
+    with sessions() as session:
+        left = session.execute(select(Run.id).where(Run.status.in_(("queued", "running")),
+                                                    Run.job_id.is_not(None))).scalars().all()
+    for run_id in left:
+        try:
+            run_queue.cancel(sessions, queue_app, run_id)
+        except run_queue.QueueError:
+            pass  # it ended meanwhile
+    process.send_signal(signal.SIGINT)  # the worker waits for its runs to end
+    try:
+        process.wait(timeout=300)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()

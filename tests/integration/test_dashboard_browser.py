@@ -4,7 +4,6 @@ page draws its trends. Screenshots go to tests/artifacts/ (not committed)."""
 
 from __future__ import annotations
 
-import threading
 import uuid
 from pathlib import Path
 
@@ -13,9 +12,9 @@ import yaml
 from dashboard_support import EXPERIMENTS, add_recovery, inventory_spec
 from factories import START, make_run
 from playwright.sync_api import sync_playwright
+from serving import served
 from sqlalchemy import delete
 from web_login import SECRET, log_in_browser
-from werkzeug.serving import make_server
 
 from loadgen.samples import Sample, new_histogram
 from service import db, figures
@@ -104,12 +103,8 @@ def server(database_url, tmp_path):
     inventory.write_text(yaml.safe_dump(inventory_spec()))
     app = create_app({"DATABASE_URL": database_url, "SECRET_KEY": SECRET,
                       "INVENTORY": str(inventory), "EXPERIMENTS_DIR": str(EXPERIMENTS)})
-    httpd = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_port}"
-    httpd.shutdown()
-    thread.join()
+    with served(app) as url:
+        yield url
 
 
 def _finish(sessions, run_id: int) -> None:

@@ -5,7 +5,6 @@ cluster lock that a command-line run meets."""
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +13,7 @@ import pytest
 from catalogue import ceph_osds_up, wait_for
 from sqlalchemy import select
 
-from service import queue, run_queue
+from service import run_queue
 from service.fault_ledger_pg import PgFaultLedger
 from service.models import Event, Run
 
@@ -54,36 +53,6 @@ START_OSD = {"type": "action", "name": "start-osd", "provider": {
     "arguments": {"osd_id": 2}}}
 
 
-@pytest.fixture
-def worker(ceph_cluster, env, sessions, queue_app):
-    """A real `faultline worker` on the test database; stopped (SIGINT, graceful) after,
-    once whatever a failed test left queued or running is cancelled (rollbacks run)."""
-    process = subprocess.Popen([sys.executable, "-m", "service", "worker", "--concurrency", "2"],
-                               env=env, cwd=REPO, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL)
-    yield process
-    with sessions() as session:
-        left = session.execute(select(Run.id).where(Run.status.in_(("queued", "running")),
-                                                    Run.job_id.is_not(None))).scalars().all()
-    for run_id in left:
-        try:
-            run_queue.cancel(sessions, queue_app, run_id)
-        except run_queue.QueueError:
-            pass  # it ended meanwhile
-    process.send_signal(signal.SIGINT)  # the worker waits for its runs to end
-    try:
-        process.wait(timeout=300)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-
-
-@pytest.fixture
-def queue_app(database_url):
-    return queue.make_app(database_url)
-
-
 def _run(sessions, run_id: int) -> Run:
     with sessions() as session:
         run = session.get(Run, run_id)
@@ -100,7 +69,8 @@ def _enqueue(sessions, queue_app, experiment: dict) -> int:
                              requested_by="test")
 
 
-def test_two_runs_on_one_cluster_run_one_after_the_other(worker, sessions, queue_app):
+def test_two_runs_on_one_cluster_run_one_after_the_other(ceph_cluster, worker, sessions,
+                                                         queue_app):
     first = _enqueue(sessions, queue_app, _experiment("queue first", [_pause(8)]))
     second = _enqueue(sessions, queue_app, _experiment("queue second", [_pause(1)]))
     # the worker could take both (concurrency 2), but the cluster's lock holds the second
@@ -114,7 +84,7 @@ def test_two_runs_on_one_cluster_run_one_after_the_other(worker, sessions, queue
     assert a.requested_by == b.requested_by == "test"
 
 
-def test_a_cancelled_queued_run_never_starts(worker, sessions, queue_app):
+def test_a_cancelled_queued_run_never_starts(ceph_cluster, worker, sessions, queue_app):
     first = _enqueue(sessions, queue_app, _experiment("queue holder", [_pause(6)]))
     second = _enqueue(sessions, queue_app, _experiment("queue cancelled", [_pause(1)]))
     wait_for("the first run to start", lambda: _run(sessions, first).status == "running", 120)

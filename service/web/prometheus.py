@@ -1,0 +1,65 @@
+"""Prometheus' side of the service: `/metrics` (service.metrics, read from the database at
+each scrape), `/prometheus/targets`, an HTTP service discovery document of the load
+drivers of the runs going on, labelled with run_id, cluster and experiment, and
+`/clusters/<name>/metrics`, a Swift cluster's recon as metrics (service.swift_metrics;
+Ceph's come from its mgr's prometheus module).
+
+Both need a viewer, like every page: Prometheus sends an API token (`authorization:
+credentials_file:` in its scrape config)."""
+
+from __future__ import annotations
+
+from flask import Blueprint, Flask, Response, abort, current_app, jsonify
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from sqlalchemy import select
+
+from clusters.exceptions import InventoryError
+
+from .. import swift_metrics
+from ..metrics import experiment_name, registry
+from ..models import Run
+from .context import clusters, sessions
+
+bp = Blueprint("prometheus", __name__)
+
+
+@bp.get("/metrics")
+def metrics():
+    reg = current_app.extensions.get("faultline.metrics")
+    if reg is None:
+        reg = current_app.extensions["faultline.metrics"] = registry(sessions())
+    return Response(generate_latest(reg), mimetype=CONTENT_TYPE_LATEST)
+
+
+@bp.get("/prometheus/targets")
+def driver_targets():
+    with sessions()() as session:
+        runs = session.execute(select(Run).where(Run.status == "running",
+                                                 Run.metrics_url.is_not(None))).scalars()
+        groups = [{"targets": [_host_port(run.metrics_url)],
+                   "labels": {"run_id": str(run.id), "cluster": run.cluster,
+                              "experiment": experiment_name(run)}} for run in runs]
+    return jsonify(groups)
+
+
+@bp.get("/clusters/<name>/metrics")
+def cluster_metrics(name: str):
+    try:
+        cluster = clusters().get(name)
+    except InventoryError as exc:
+        abort(500, description=str(exc))
+    if cluster is None:
+        abort(404, description=f"no cluster {name!r} in the inventory")
+    if cluster.kind != "swift":
+        abort(404, description=f"{name} is a {cluster.kind} cluster: scrape its own exporter "
+                               "(Ceph: the mgr's prometheus module)")
+    reg = swift_metrics.registry(cluster)
+    return Response(generate_latest(reg), mimetype=CONTENT_TYPE_LATEST)
+
+
+def _host_port(url: str) -> str:
+    return url.split("://", 1)[-1].split("/", 1)[0]
+
+
+def init_app(app: Flask) -> None:
+    app.register_blueprint(bp)

@@ -1,0 +1,112 @@
+"""The embedded Prometheus and Alertmanager (Debian's), started by `faultline monitoring up`
+against the real app, the test database and the labs: promtool and amtool accept the
+configs of dashboards/, Prometheus scrapes the service, Ceph's mgr and Swift's recon, and
+an alert sent to Alertmanager reaches the service's webhook and lands on the running run
+of its cluster."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+import requests
+from catalogue import wait_for
+from factories import make_run
+from serving import served
+from sqlalchemy import delete, select
+from web_login import SECRET
+
+from clusters.paths import default_inventory
+from service import monitoring
+from service.models import Alert, Run
+from service.web import create_app
+
+REPO = Path(__file__).resolve().parents[2]
+TOKEN = "the alert token of the monitoring test"
+
+pytestmark = pytest.mark.lab
+
+
+def test_the_rules_and_routes_of_dashboards_pass_promtool_and_amtool():
+    rules = sorted(str(p) for p in (REPO / "dashboards" / "prometheus" / "rules").glob("*.yml"))
+    checked = subprocess.run(["promtool", "check", "rules", *rules], capture_output=True,
+                             text=True, timeout=60)
+    assert checked.returncode == 0 and "SUCCESS: 7 rules found" in checked.stdout, checked
+    routes = REPO / "dashboards" / "alertmanager" / "alertmanager.yml"
+    checked = subprocess.run(["amtool", "check-config", str(routes)], capture_output=True,
+                             text=True, timeout=60)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+@pytest.fixture
+def service_url(database_url, monkeypatch):
+    monkeypatch.setenv("FAULTLINE_ALERT_TOKEN", TOKEN)
+    app = create_app({"DATABASE_URL": database_url, "SECRET_KEY": SECRET})
+    with served(app) as url:
+        yield url
+
+
+@pytest.fixture
+def stack(ceph_cluster, swift_cluster, service_url, env, tmp_path):
+    """Prometheus and Alertmanager with their state in the test's own directory."""
+    env = {**env, "FAULTLINE_HOME": str(tmp_path), "FAULTLINE_ALERT_TOKEN": TOKEN}
+    up = subprocess.run(["faultline", "monitoring", "up", "--service-url", service_url,
+                         "--inventory", str(default_inventory())], env=env, cwd=REPO,
+                        capture_output=True, text=True, timeout=180)
+    try:
+        assert up.returncode == 0, up.stdout + up.stderr
+        assert f"Prometheus: {monitoring.prometheus_url()}" in up.stdout
+        yield env
+    finally:
+        down = subprocess.run(["faultline", "monitoring", "down"], env=env, cwd=REPO,
+                              capture_output=True, text=True, timeout=60)
+        assert down.returncode == 0, down.stderr
+        status = subprocess.run(["faultline", "monitoring", "status"], env=env, cwd=REPO,
+                                capture_output=True, text=True, timeout=60).stdout
+        assert status.count("not running") == 2, status
+
+
+def _query(expr: str) -> list[dict]:
+    answer = requests.get(f"{monitoring.prometheus_url()}/api/v1/query",
+                          params={"query": expr}, timeout=10).json()
+    assert answer["status"] == "success", answer
+    return answer["data"]["result"]
+
+
+def test_prometheus_scrapes_the_service_and_both_labs_and_alerts_reach_the_run(
+        stack, sessions):
+    wait_for("every target to be scraped once", lambda: {
+        (r["metric"]["job"], r["value"][1]) for r in _query("up")} >= {
+        ("faultline", "1"), ("ceph", "1"), ("swift", "1")}, 60)
+    assert _query('ceph_health_status{cluster="lab-ceph"}')
+    assert _query('faultline_swift_up{cluster="lab-swift"}')[0]["value"][1] == "1"
+    assert _query('faultline_runs{status="completed"}')
+
+    with sessions() as session:
+        run = make_run(session, cluster="lab-ceph", status="running")
+    try:
+        now = datetime.now(UTC).isoformat()
+        sent = requests.post(f"{monitoring.alertmanager_url()}/api/v2/alerts", json=[{
+            "labels": {"alertname": "FaultlineMonitoringTest", "cluster": "lab-ceph",
+                       "severity": "ticket"},
+            "annotations": {"summary": "sent by the monitoring test"}, "startsAt": now}],
+            timeout=10)
+        assert sent.status_code == 200, sent.text
+        sent_at = time.monotonic()
+
+        def stored() -> list[Alert]:
+            with sessions() as session:
+                return session.execute(select(Alert).where(Alert.run_id == run.id)
+                                       ).scalars().all()
+
+        wait_for("Alertmanager to post the alert to the webhook", stored, 30)
+        assert time.monotonic() - sent_at < 15  # group_wait 0s: at once, not batched
+        alert = stored()[0]
+        assert (alert.alertname, alert.status) == ("FaultlineMonitoringTest", "firing")
+        assert alert.annotations["summary"] == "sent by the monitoring test"
+    finally:
+        with sessions.begin() as session:
+            session.execute(delete(Run).where(Run.id == run.id))
