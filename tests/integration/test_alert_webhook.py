@@ -77,6 +77,16 @@ def test_without_the_shared_token_nothing_is_stored(webhook, sessions, headers):
     assert _count(sessions, cluster) == 0
 
 
+@pytest.mark.parametrize("role", ["viewer", "operator", "admin"])
+def test_a_users_api_token_is_not_the_alert_token(webhook, sessions, api_token, role):
+    client, cluster = webhook
+    _, token = api_token(role)
+    answer = client.post("/api/v1/alerts", json=_notification(cluster),
+                         headers={"Authorization": f"Bearer {token}"})
+    assert answer.status_code == 401
+    assert _count(sessions, cluster) == 0
+
+
 @pytest.mark.parametrize(("body", "message"), [
     ({"alerts": "none"}, "an object with 'alerts'"),
     ({"alerts": [{"status": "firing", "labels": {}}]}, "alerts[1] has no labels.alertname"),
