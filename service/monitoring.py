@@ -54,7 +54,9 @@ def alertmanager_url() -> str:
 def prometheus_config(service_url: str, inventory: str) -> dict:
     """The scrape config: the service, its drivers, and every cluster of the inventory."""
     service = service_url.split("://", 1)[1].rstrip("/")
-    token = {"credentials_file": "secrets/prometheus-token"}
+    # type explicit: Prometheus 2.42's http_sd_config sends the bare token without it (401)
+    token = {"type": "Bearer",
+             "credentials_file": str(home() / "config" / "secrets" / "prometheus-token")}
     ceph, swift = [], []
     for cluster in load_inventory(inventory).values():
         if cluster.kind == "ceph" and cluster.client.get("prometheus"):

@@ -65,11 +65,15 @@ def test_the_web_service_and_the_worker_agree_with_the_app_and_the_database():
 
 def test_prometheus_and_alertmanager_configs_pass_their_checks_as_mounted(tmp_path):
     prometheus = tmp_path / "prometheus"
-    (prometheus / "secrets").mkdir(parents=True)
-    (prometheus / "secrets" / "prometheus-token").write_text("token\n")
     shutil.copytree(REPO / "dashboards" / "prometheus" / "rules", prometheus / "rules")
     config = REPO / "dashboards" / "prometheus" / "prometheus-compose.yml"
+    token = SERVICES["prometheus"]["volumes"][2].split(":")[1]  # as mounted in the container
+    assert token == "/etc/prometheus/secrets/prometheus-token"
+    (prometheus / "prometheus-token").write_text("token\n")
     shutil.copy(config, prometheus / "prometheus.yml")
+    mounted = (prometheus / "prometheus.yml").read_text().replace(
+        token, str(prometheus / "prometheus-token"))
+    (prometheus / "prometheus.yml").write_text(mounted)
     checked = subprocess.run(["promtool", "check", "config", str(prometheus / "prometheus.yml")],
                              capture_output=True, text=True, timeout=60)
     assert checked.returncode == 0, checked.stdout + checked.stderr

@@ -6,6 +6,7 @@ of its cluster."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import time
 from datetime import UTC, datetime
@@ -110,3 +111,80 @@ def test_prometheus_scrapes_the_service_and_both_labs_and_alerts_reach_the_run(
     finally:
         with sessions.begin() as session:
             session.execute(delete(Run).where(Run.id == run.id))
+
+
+def _short_run(tmp_path: Path) -> Path:
+    """A real run on the Ceph lab: 25 s of light load, a harmless activity as its 'fault'."""
+    hold = {"type": "probe", "name": "hold", "pauses": {"after": 15}, "provider": {
+        "type": "python", "module": "os", "func": "getpid"}}
+    experiment = {
+        "version": "1.0.0", "title": "monitoring test load", "description": "short",
+        "configuration": {"faultline_cluster": {"type": "env", "key": "FAULTLINE_CLUSTER",
+                                                "default": "lab-ceph"}},
+        "controls": [{"name": "faultline", "provider": {
+            "type": "python", "module": "service.control", "arguments": {
+                "workload": {"containers": 1, "objects_per_container": 20,
+                             "object_size": 4096, "mix": {"read": 80, "write": 20},
+                             "rate": 20, "ramp_s": 1, "baseline_s": 8},
+                "fault": "hold", "tail_s": 5}}}],
+        "method": [hold], "rollbacks": []}
+    path = tmp_path / "monitoring-load.json"
+    path.write_text(json.dumps(experiment))
+    return path
+
+
+def _grafana_queries() -> list[tuple[str, str, str]]:
+    """(board, panel or annotation, expr) of every PromQL expression of dashboards/grafana."""
+    out = []
+    for board in sorted((REPO / "dashboards" / "grafana").glob("*.json")):
+        data = json.loads(board.read_text())
+        for panel in data["panels"]:
+            out += [(board.name, panel["title"], t["expr"]) for t in panel["targets"]]
+        out += [(board.name, a["name"], a["expr"]) for a in data["annotations"]["list"]]
+        for variable in data["templating"]["list"]:
+            if variable["type"] == "query":
+                out.append((board.name, variable["name"], variable["query"]["query"]))
+    return out
+
+
+def _cluster_for(expr: str) -> str:
+    return "lab-swift" if "faultline_swift_" in expr else "lab-ceph"
+
+
+def test_every_grafana_query_returns_data_after_a_real_run(stack, sessions, env, tmp_path):
+    with sessions() as session:  # the trend board's figures: one finished run, every figure
+        finished = make_run(session, cluster="lab-ceph", figures={
+            "throughput_drop": 0.1, "errors": 2, "time_to_detect_s": 1.2,
+            "time_to_client_recovery_s": 30.0, "time_to_full_redundancy_s": 40.0,
+            "time_to_full_redundancy_after_restore_s": 9.0, "lost_objects": 0})
+        finished.experiment_path = "experiments/monitoring-trend.json"
+        session.commit()
+    try:
+        done = subprocess.run(["faultline", "run", str(_short_run(tmp_path)),
+                               "--cluster", "lab-ceph", "--inventory", str(default_inventory())],
+                              env=stack, cwd=REPO,
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+        time.sleep(6)  # one more evaluation of the last scrape
+        end = time.time()
+        empty = []
+        for board, where, expr in _grafana_queries():
+            if expr.startswith("label_values("):
+                metric, label = expr[len("label_values("):-1].split(", ")
+                values = requests.get(f"{monitoring.prometheus_url()}/api/v1/label/{label}"
+                                      "/values", params={"match[]": metric}, timeout=10).json()
+                assert values["status"] == "success", values
+                if not values["data"]:
+                    empty.append((board, where, expr))
+                continue
+            query = (expr.replace("$cluster", _cluster_for(expr))
+                     .replace("$__rate_interval", "20s"))
+            answer = requests.get(f"{monitoring.prometheus_url()}/api/v1/query_range", params={
+                "query": query, "start": end - 600, "end": end, "step": "5s"}, timeout=20).json()
+            assert answer["status"] == "success", (board, where, query, answer)
+            if not answer["data"]["result"]:
+                empty.append((board, where, query))
+        assert empty == [], empty
+    finally:
+        with sessions.begin() as session:
+            session.execute(delete(Run).where(Run.id == finished.id))
