@@ -196,6 +196,7 @@ class RunControl:
                 self.load.stop()
             self.metrics.load_running = False
             if self.sampler is not None:
+                self._wait_for_daemons_back(journal)
                 self.sampler.stop()
         try:
             if self.load is not None:
@@ -225,6 +226,18 @@ class RunControl:
                              journal=_jsonable(journal))
         logger.info(f"Faultline run {self.run_id}: {status}; "
                     f"see `faultline report {self.run_id}`")
+
+    def _wait_for_daemons_back(self, journal: dict | None, timeout_s: float = 30.0) -> None:
+        """A restore that starts a daemon returns before the cluster counts it up (an OSD
+        boots for a few seconds; seen in CI with a 1 s tail): if every rollback succeeded,
+        give the cluster that long before _check_restored judges what is still down."""
+        rollbacks = (journal or {}).get("rollbacks", [])
+        if any(r.get("status") != "succeeded" for r in rollbacks):
+            return
+        deadline = time.monotonic() + timeout_s
+        while ((self.sampler.latest or {}).get("down") or 0) > 0 \
+                and time.monotonic() < deadline:
+            time.sleep(1.0)
 
     def _check_restored(self, journal: dict | None) -> str | None:
         """Say loudly if a rollback failed or the cluster was left with daemons down."""
