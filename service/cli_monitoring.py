@@ -54,9 +54,10 @@ def _prometheus_token() -> str:
     sessions = db.session_factory()
     with sessions.begin() as session:
         if path.exists():
+            token = path.read_text().strip()
             try:
-                accounts.user_for_token(session, path.read_text().strip())
-                return path.read_text().strip()
+                accounts.user_for_token(session, token)
+                return token
             except InvalidToken:
                 pass
         if PROMETHEUS_USER not in {u.name for u in accounts.list_users(session)}:

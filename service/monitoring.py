@@ -20,6 +20,7 @@ import subprocess
 import time
 import urllib.request
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -53,14 +54,14 @@ def alertmanager_url() -> str:
 
 def prometheus_config(service_url: str, inventory: str) -> dict:
     """The scrape config: the service, its drivers, and every cluster of the inventory."""
-    service = service_url.split("://", 1)[1].rstrip("/")
+    service = urlsplit(service_url).netloc
     # type explicit: Prometheus 2.42's http_sd_config sends the bare token without it (401)
     token = {"type": "Bearer",
              "credentials_file": str(home() / "config" / "secrets" / "prometheus-token")}
     ceph, swift = [], []
     for cluster in load_inventory(inventory).values():
         if cluster.kind == "ceph" and cluster.client.get("prometheus"):
-            target = cluster.client["prometheus"].split("://", 1)[1].split("/", 1)[0]
+            target = urlsplit(cluster.client["prometheus"]).netloc
             ceph.append({"targets": [target], "labels": {"cluster": cluster.name}})
         elif cluster.kind == "swift":
             swift.append({"targets": [service], "labels": {

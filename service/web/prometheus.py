@@ -9,6 +9,8 @@ credentials_file:` in its scrape config)."""
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from flask import Blueprint, Flask, Response, abort, current_app, jsonify
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import select
@@ -36,7 +38,7 @@ def driver_targets():
     with sessions()() as session:
         runs = session.execute(select(Run).where(Run.status == "running",
                                                  Run.metrics_url.is_not(None))).scalars()
-        groups = [{"targets": [_host_port(run.metrics_url)],
+        groups = [{"targets": [urlsplit(run.metrics_url).netloc],
                    "labels": {"run_id": str(run.id), "cluster": run.cluster,
                               "experiment": experiment_name(run)}} for run in runs]
     return jsonify(groups)
@@ -55,10 +57,6 @@ def cluster_metrics(name: str):
                                "(Ceph: the mgr's prometheus module)")
     reg = swift_metrics.registry(cluster)
     return Response(generate_latest(reg), mimetype=CONTENT_TYPE_LATEST)
-
-
-def _host_port(url: str) -> str:
-    return url.split("://", 1)[-1].split("/", 1)[0]
 
 
 def init_app(app: Flask) -> None:

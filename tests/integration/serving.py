@@ -1,5 +1,5 @@
 """The real app served on loopback from a thread of the test, for Chromium and for
-Prometheus and Alertmanager to reach."""
+Prometheus and Alertmanager to reach; and a Chromium page to look at it with."""
 
 from __future__ import annotations
 
@@ -8,7 +8,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from flask import Flask
+from playwright.sync_api import Page, sync_playwright
 from werkzeug.serving import make_server
+
+CHROMIUM = "/usr/bin/chromium"
 
 
 @contextmanager
@@ -22,3 +25,15 @@ def served(app: Flask) -> Iterator[str]:
     finally:
         httpd.shutdown()
         thread.join()
+
+
+@contextmanager
+def chromium_page(**page_options) -> Iterator[Page]:
+    """A page of Debian's Chromium driven by Playwright, closed when the block ends."""
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        try:
+            yield browser.new_page(**page_options)
+        finally:
+            browser.close()

@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 from factories import figures, make_run
-from playwright.sync_api import sync_playwright
+from serving import chromium_page, served
 from sqlalchemy import delete
 from web_login import SECRET, log_in_browser
-from werkzeug.serving import make_server
 
 from service import db
 from service.compare import SELF_HEALING
 from service.models import Run
 from service.web import create_app
-
-CHROMIUM = "/usr/bin/chromium"
 
 
 @pytest.fixture
@@ -39,57 +34,47 @@ def two_runs(database_url) -> list[int]:
 @pytest.fixture
 def server(database_url):
     app = create_app({"DATABASE_URL": database_url, "SECRET_KEY": SECRET})
-    httpd = make_server("127.0.0.1", 0, app)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_port}"
-    httpd.shutdown()
-    thread.join()
+    with served(app) as url:
+        yield url
 
 
 def test_ticked_runs_are_compared_on_one_chart_with_their_figures(two_runs, server, make_user,
                                                                    tmp_path):
     ceph, swift = two_runs
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-        try:
-            page = browser.new_page()
-            log_in_browser(page, server, *make_user("viewer"))
-            page.goto(f"{server}/")
-            page.check(f"#runs input[name='runs'][value='{ceph}']")
-            page.check(f"#runs input[name='runs'][value='{swift}']")
-            page.click("#compare button[type='submit']")
-            page.wait_for_selector("#throughput[data-ready='1']", timeout=15_000)
-            assert page.url.endswith(f"/compare?runs={swift}&runs={ceph}")  # list is newest first
-            chart = page.evaluate("""() => {
-                const chart = Chart.getChart(document.getElementById('throughput'));
-                return chart.data.datasets.map(d => ({label: d.label, n: d.data.length,
-                                                      first: d.data[0], dip: d.data[30]}));
-            }""")
-            assert [d["label"] for d in chart] == [
-                f"run {swift} · lab-swift (swift, swift)", f"run {ceph} · lab-ceph (ceph, rados)"]
-            assert [d["n"] for d in chart] == [60, 60]
-            # x is seconds from each run's fault: the dip of each run is at 0
-            assert [d["first"] for d in chart] == [{"x": -30, "y": 100}, {"x": -30, "y": 100}]
-            assert [d["dip"] for d in chart] == [{"x": 0, "y": 50}, {"x": 0, "y": 0}]
-            assert page.inner_text(f"[data-run='{ceph}'][data-figure='baseline_ops']") == \
-                "100.0 ops/s"
-            assert page.inner_text(f"[data-run='{swift}'][data-figure='baseline_ops']") == \
-                "98.5 ops/s"
-            assert page.inner_text(f"[data-run='{swift}'][data-figure='time_to_detect_s']") == \
-                "4.000 s"
-            assert page.inner_text(f"[data-run='{swift}'][data-field='api']") == "swift"
-            assert SELF_HEALING in page.inner_text("#caveats")
-            painted = page.evaluate("""() => {
-                const c = document.getElementById('throughput');
-                const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-                let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++;
-                return n; }""")
-            assert painted > 1000
-            page.screenshot(path=str(tmp_path / "compare.png"), full_page=True)
-        finally:
-            browser.close()
+    with chromium_page() as page:
+        log_in_browser(page, server, *make_user("viewer"))
+        page.goto(f"{server}/")
+        page.check(f"#runs input[name='runs'][value='{ceph}']")
+        page.check(f"#runs input[name='runs'][value='{swift}']")
+        page.click("#compare button[type='submit']")
+        page.wait_for_selector("#throughput[data-ready='1']", timeout=15_000)
+        assert page.url.endswith(f"/compare?runs={swift}&runs={ceph}")  # list is newest first
+        chart = page.evaluate("""() => {
+            const chart = Chart.getChart(document.getElementById('throughput'));
+            return chart.data.datasets.map(d => ({label: d.label, n: d.data.length,
+                                                  first: d.data[0], dip: d.data[30]}));
+        }""")
+        assert [d["label"] for d in chart] == [
+            f"run {swift} · lab-swift (swift, swift)", f"run {ceph} · lab-ceph (ceph, rados)"]
+        assert [d["n"] for d in chart] == [60, 60]
+        # x is seconds from each run's fault: the dip of each run is at 0
+        assert [d["first"] for d in chart] == [{"x": -30, "y": 100}, {"x": -30, "y": 100}]
+        assert [d["dip"] for d in chart] == [{"x": 0, "y": 50}, {"x": 0, "y": 0}]
+        assert page.inner_text(f"[data-run='{ceph}'][data-figure='baseline_ops']") == \
+            "100.0 ops/s"
+        assert page.inner_text(f"[data-run='{swift}'][data-figure='baseline_ops']") == \
+            "98.5 ops/s"
+        assert page.inner_text(f"[data-run='{swift}'][data-figure='time_to_detect_s']") == \
+            "4.000 s"
+        assert page.inner_text(f"[data-run='{swift}'][data-field='api']") == "swift"
+        assert SELF_HEALING in page.inner_text("#caveats")
+        painted = page.evaluate("""() => {
+            const c = document.getElementById('throughput');
+            const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+            let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++;
+            return n; }""")
+        assert painted > 1000
+        page.screenshot(path=str(tmp_path / "compare.png"), full_page=True)
 
 
 def test_comma_separated_ids_keep_their_order(two_runs, viewer_client):

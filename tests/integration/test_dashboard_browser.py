@@ -11,8 +11,7 @@ import pytest
 import yaml
 from dashboard_support import EXPERIMENTS, add_recovery, inventory_spec
 from factories import START, make_run
-from playwright.sync_api import sync_playwright
-from serving import served
+from serving import chromium_page, served
 from sqlalchemy import delete
 from web_login import SECRET, log_in_browser
 
@@ -22,7 +21,6 @@ from service.models import Run, Schedule
 from service.recording import RunRecorder
 from service.web import create_app
 
-CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 PAINTED = """(id) => {
     const c = document.getElementById(id);
@@ -119,80 +117,74 @@ def _finish(sessions, run_id: int) -> None:
 def test_the_dashboard_draws_runs_live_and_recorded_comparisons_schedules_and_clusters(
         stored, server, make_user):
     ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            log_in_browser(page, server, *make_user("viewer"))
+    with chromium_page(viewport={"width": 1280, "height": 900}) as page:
+        log_in_browser(page, server, *make_user("viewer"))
 
-            # the run page: three charts with the fault and the restore marked
-            page.goto(f"{server}/runs/{stored['run']}")
-            page.wait_for_selector("#cluster[data-ready='1']", timeout=20_000)
-            charts = page.evaluate("""() => ["throughput", "latency", "cluster"].map(id => {
-                const chart = Chart.getChart(document.getElementById(id));
-                return {id: id, labels: chart.data.datasets.map(d => d.label),
-                        points: chart.data.datasets.map(d => d.data.filter(
-                            p => p.y !== null).length),
-                        marks: Object.values(chart.options.plugins.annotation.annotations)
-                            .map(a => a.label.content)};
-            })""")
-            assert [c["labels"] for c in charts] == [
-                ["ops/s", "errors/s"], ["p99 latency ms"],
-                ["degraded objects", "misplaced objects", "PGs active+clean", "PGs in all"]]
-            assert charts[0]["points"] == [60, 60] and charts[1]["points"] == [57]
-            assert charts[2]["points"] == [60, 60, 60, 60]
-            for chart in charts:
-                assert {"fault", "restored"} <= set(chart["marks"]), chart
-            for canvas in ("throughput", "latency", "cluster"):
-                assert page.evaluate(PAINTED, canvas) > 1000, canvas
-            assert "+0.00 s\tfault_injected" in page.inner_text("#timeline")
-            page.screenshot(path=str(ARTIFACTS / "run-page.png"), full_page=True)
+        # the run page: three charts with the fault and the restore marked
+        page.goto(f"{server}/runs/{stored['run']}")
+        page.wait_for_selector("#cluster[data-ready='1']", timeout=20_000)
+        charts = page.evaluate("""() => ["throughput", "latency", "cluster"].map(id => {
+            const chart = Chart.getChart(document.getElementById(id));
+            return {id: id, labels: chart.data.datasets.map(d => d.label),
+                    points: chart.data.datasets.map(d => d.data.filter(
+                        p => p.y !== null).length),
+                    marks: Object.values(chart.options.plugins.annotation.annotations)
+                        .map(a => a.label.content)};
+        })""")
+        assert [c["labels"] for c in charts] == [
+            ["ops/s", "errors/s"], ["p99 latency ms"],
+            ["degraded objects", "misplaced objects", "PGs active+clean", "PGs in all"]]
+        assert charts[0]["points"] == [60, 60] and charts[1]["points"] == [57]
+        assert charts[2]["points"] == [60, 60, 60, 60]
+        for chart in charts:
+            assert {"fault", "restored"} <= set(chart["marks"]), chart
+        for canvas in ("throughput", "latency", "cluster"):
+            assert page.evaluate(PAINTED, canvas) > 1000, canvas
+        assert "+0.00 s\tfault_injected" in page.inner_text("#timeline")
+        page.screenshot(path=str(ARTIFACTS / "run-page.png"), full_page=True)
 
-            # the comparison, overlaid on the fault
-            page.goto(f"{server}/compare?runs={stored['run']},{stored['swift']}")
-            page.wait_for_selector("#throughput[data-ready='1']", timeout=20_000)
-            assert page.evaluate(PAINTED, "throughput") > 1000
-            page.screenshot(path=str(ARTIFACTS / "compare-page.png"), full_page=True)
+        # the comparison, overlaid on the fault
+        page.goto(f"{server}/compare?runs={stored['run']},{stored['swift']}")
+        page.wait_for_selector("#throughput[data-ready='1']", timeout=20_000)
+        assert page.evaluate(PAINTED, "throughput") > 1000
+        page.screenshot(path=str(ARTIFACTS / "compare-page.png"), full_page=True)
 
-            # the schedules, and the series with its regression night
-            page.goto(f"{server}/schedules")
-            page.click(f"#schedules a[href='/schedules/{stored['schedule']}']")
-            page.wait_for_selector("#trend-0-time_to_full_redundancy_s[data-ready='1']",
-                                   timeout=20_000)
-            colors = page.evaluate("""() => Chart.getChart(document.getElementById(
-                'trend-0-time_to_full_redundancy_s')).data.datasets[0].pointBackgroundColor""")
-            assert colors == ["#06c", "#06c", "#06c", "#c00"]
-            assert page.evaluate(PAINTED, "trend-0-time_to_full_redundancy_s") > 1000
-            assert "worse than the last 3 runs" in page.inner_text("tr.flagged")
-            page.screenshot(path=str(ARTIFACTS / "schedule-page.png"), full_page=True)
+        # the schedules, and the series with its regression night
+        page.goto(f"{server}/schedules")
+        page.click(f"#schedules a[href='/schedules/{stored['schedule']}']")
+        page.wait_for_selector("#trend-0-time_to_full_redundancy_s[data-ready='1']",
+                               timeout=20_000)
+        colors = page.evaluate("""() => Chart.getChart(document.getElementById(
+            'trend-0-time_to_full_redundancy_s')).data.datasets[0].pointBackgroundColor""")
+        assert colors == ["#06c", "#06c", "#06c", "#c00"]
+        assert page.evaluate(PAINTED, "trend-0-time_to_full_redundancy_s") > 1000
+        assert "worse than the last 3 runs" in page.inner_text("tr.flagged")
+        page.screenshot(path=str(ARTIFACTS / "schedule-page.png"), full_page=True)
 
-            # a run going on: its page polls, and shows the figures once it has ended
-            page.goto(f"{server}/runs/{stored['live']}")
-            page.wait_for_selector("#throughput[data-ready='1']", timeout=20_000)
-            assert page.is_visible("#live")
-            assert page.evaluate("""() => Chart.getChart(document.getElementById('cluster'))
-                .data.datasets[0].data.length""") == 0
-            _finish(stored["sessions"], stored["live"])
-            page.wait_for_selector("#status.status-completed", timeout=20_000)
-            assert not page.is_visible("#live")
-            assert page.inner_text("[data-figure='baseline_ops']") == "100.0"
-            page.wait_for_selector("#cluster[data-ready='1']", timeout=20_000)
-            assert page.evaluate("""() => Chart.getChart(document.getElementById('cluster'))
-                .data.datasets[0].data.length""") == 60
+        # a run going on: its page polls, and shows the figures once it has ended
+        page.goto(f"{server}/runs/{stored['live']}")
+        page.wait_for_selector("#throughput[data-ready='1']", timeout=20_000)
+        assert page.is_visible("#live")
+        assert page.evaluate("""() => Chart.getChart(document.getElementById('cluster'))
+            .data.datasets[0].data.length""") == 0
+        _finish(stored["sessions"], stored["live"])
+        page.wait_for_selector("#status.status-completed", timeout=20_000)
+        assert not page.is_visible("#live")
+        assert page.inner_text("[data-figure='baseline_ops']") == "100.0"
+        page.wait_for_selector("#cluster[data-ready='1']", timeout=20_000)
+        assert page.evaluate("""() => Chart.getChart(document.getElementById('cluster'))
+            .data.datasets[0].data.length""") == 60
 
-            # clusters: the health arrives after the page, a dead cluster says why
-            page.goto(f"{server}/clusters")
-            page.wait_for_selector("tr[data-cluster='dash-ceph'] .health[data-health]",
-                                   timeout=20_000)
-            assert page.inner_text("tr[data-cluster='dash-ceph'] .health").startswith(
-                "unreachable: cannot read /nonexistent/faultline-dash/ceph.conf")
-            page.screenshot(path=str(ARTIFACTS / "clusters-page.png"), full_page=True)
+        # clusters: the health arrives after the page, a dead cluster says why
+        page.goto(f"{server}/clusters")
+        page.wait_for_selector("tr[data-cluster='dash-ceph'] .health[data-health]",
+                               timeout=20_000)
+        assert page.inner_text("tr[data-cluster='dash-ceph'] .health").startswith(
+            "unreachable: cannot read /nonexistent/faultline-dash/ceph.conf")
+        page.screenshot(path=str(ARTIFACTS / "clusters-page.png"), full_page=True)
 
-            # the trigger form names what the fault takes on the chosen cluster
-            page.goto(f"{server}/experiments/swift-power-off-node/run")
-            scope = page.inner_text(".scope[data-cluster='dash-swift']")
-            assert "powers off node node1" in scope and "object:node1/d1" in scope
-            page.screenshot(path=str(ARTIFACTS / "trigger-form.png"), full_page=True)
-        finally:
-            browser.close()
+        # the trigger form names what the fault takes on the chosen cluster
+        page.goto(f"{server}/experiments/swift-power-off-node/run")
+        scope = page.inner_text(".scope[data-cluster='dash-swift']")
+        assert "powers off node node1" in scope and "object:node1/d1" in scope
+        page.screenshot(path=str(ARTIFACTS / "trigger-form.png"), full_page=True)

@@ -13,15 +13,14 @@ from pathlib import Path
 
 import pytest
 import requests
-from playwright.sync_api import Page, sync_playwright
-from serving import served
+from playwright.sync_api import Page
+from serving import chromium_page, served
 from sqlalchemy import delete, select, text
 from web_login import SECRET, log_in_browser
 
 from service.models import Run
 from service.web import create_app
 
-CHROMIUM = "/usr/bin/chromium"
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "tests" / "artifacts"
 RUN_TIMEOUT_MS = 600_000  # an OSD kill: detection, re-replication, restore, verification
@@ -112,39 +111,33 @@ def _figures(sessions, run_id: int) -> dict:
 def test_a_user_triggers_ceph_and_swift_runs_watches_them_live_and_compares_them(
         ceph_cluster, swift_cluster, worker, server, operator, sessions):
     ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            log_in_browser(page, server, *operator)
+    with chromium_page(viewport={"width": 1280, "height": 900}) as page:
+        log_in_browser(page, server, *operator)
 
-            ceph = _trigger(page, server, "ceph-kill-osd", "lab-ceph")
-            _watch_live(page, ceph)
-            assert "completed" in page.inner_text("#status"), _figures(sessions, ceph)
-            assert page.inner_text("[data-figure='lost_objects']") == "0"
-            page.screenshot(path=str(ARTIFACTS / "lab-run-page.png"), full_page=True)
+        ceph = _trigger(page, server, "ceph-kill-osd", "lab-ceph")
+        _watch_live(page, ceph)
+        assert "completed" in page.inner_text("#status"), _figures(sessions, ceph)
+        assert page.inner_text("[data-figure='lost_objects']") == "0"
+        page.screenshot(path=str(ARTIFACTS / "lab-run-page.png"), full_page=True)
 
-            swift = _trigger(page, server, "swift-kill-object-server", "lab-swift")
-            _watch_live(page, swift)
-            assert "completed" in page.inner_text("#status"), _figures(sessions, swift)
-            assert page.inner_text("[data-figure='lost_objects']") == "0"
+        swift = _trigger(page, server, "swift-kill-object-server", "lab-swift")
+        _watch_live(page, swift)
+        assert "completed" in page.inner_text("#status"), _figures(sessions, swift)
+        assert page.inner_text("[data-figure='lost_objects']") == "0"
 
-            # the history: tick both runs, compare them
-            page.goto(f"{server}/")
-            page.check(f"input[name='runs'][value='{ceph}']")
-            page.check(f"input[name='runs'][value='{swift}']")
-            page.click("#compare button[type='submit']")
-            page.wait_for_selector("#throughput[data-ready='1']", timeout=30_000)
-            overlaid = page.evaluate("""() => Chart.getChart(document.getElementById(
-                'throughput')).data.datasets.map(d => d.label)""")
-            by_run = {label.split(" ·")[0]: label for label in overlaid}
-            assert set(by_run) == {f"run {ceph}", f"run {swift}"}, overlaid
-            assert "lab-ceph (ceph" in by_run[f"run {ceph}"]
-            assert "lab-swift (swift" in by_run[f"run {swift}"]
-            page.screenshot(path=str(ARTIFACTS / "lab-compare-page.png"), full_page=True)
-        finally:
-            browser.close()
+        # the history: tick both runs, compare them
+        page.goto(f"{server}/")
+        page.check(f"input[name='runs'][value='{ceph}']")
+        page.check(f"input[name='runs'][value='{swift}']")
+        page.click("#compare button[type='submit']")
+        page.wait_for_selector("#throughput[data-ready='1']", timeout=30_000)
+        overlaid = page.evaluate("""() => Chart.getChart(document.getElementById(
+            'throughput')).data.datasets.map(d => d.label)""")
+        by_run = {label.split(" ·")[0]: label for label in overlaid}
+        assert set(by_run) == {f"run {ceph}", f"run {swift}"}, overlaid
+        assert "lab-ceph (ceph" in by_run[f"run {ceph}"]
+        assert "lab-swift (swift" in by_run[f"run {swift}"]
+        page.screenshot(path=str(ARTIFACTS / "lab-compare-page.png"), full_page=True)
     runs = [_figures(sessions, ceph), _figures(sessions, swift)]
     (ARTIFACTS / "lab-runs.json").write_text(json.dumps(runs, indent=2, default=str))
     for run in runs:

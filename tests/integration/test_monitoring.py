@@ -17,6 +17,7 @@ import requests
 from catalogue import wait_for
 from factories import make_run
 from serving import served
+from short_runs import pause, short_experiment
 from sqlalchemy import delete, select
 from web_login import SECRET
 
@@ -115,19 +116,8 @@ def test_prometheus_scrapes_the_service_and_both_labs_and_alerts_reach_the_run(
 
 def _short_run(tmp_path: Path) -> Path:
     """A real run on the Ceph lab: 25 s of light load, a harmless activity as its 'fault'."""
-    hold = {"type": "probe", "name": "hold", "pauses": {"after": 15}, "provider": {
-        "type": "python", "module": "os", "func": "getpid"}}
-    experiment = {
-        "version": "1.0.0", "title": "monitoring test load", "description": "short",
-        "configuration": {"faultline_cluster": {"type": "env", "key": "FAULTLINE_CLUSTER",
-                                                "default": "lab-ceph"}},
-        "controls": [{"name": "faultline", "provider": {
-            "type": "python", "module": "service.control", "arguments": {
-                "workload": {"containers": 1, "objects_per_container": 20,
-                             "object_size": 4096, "mix": {"read": 80, "write": 20},
-                             "rate": 20, "ramp_s": 1, "baseline_s": 8},
-                "fault": "hold", "tail_s": 5}}}],
-        "method": [hold], "rollbacks": []}
+    experiment = short_experiment("monitoring test load", [pause(15)], rate=20, baseline_s=8,
+                                  fault="hold", tail_s=5)
     path = tmp_path / "monitoring-load.json"
     path.write_text(json.dumps(experiment))
     return path

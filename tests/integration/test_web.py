@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import threading
-
 import pytest
-from playwright.sync_api import sync_playwright
+from serving import chromium_page, served
 from web_login import SECRET, log_in_browser
-from werkzeug.serving import make_server
 
 from loadgen.samples import Sample, new_histogram
 from service import db, figures
 from service.recording import RunRecorder
 from service.web import create_app
-
-CHROMIUM = "/usr/bin/chromium"
 
 
 def _sample(second: int, start: float, ops: int) -> Sample:
@@ -52,39 +47,29 @@ def recorded_run(database_url) -> int:
 @pytest.fixture
 def server(database_url):
     app = create_app({"DATABASE_URL": database_url, "SECRET_KEY": SECRET})
-    httpd = make_server("127.0.0.1", 0, app)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_port}"
-    httpd.shutdown()
-    thread.join()
+    with served(app) as url:
+        yield url
 
 
 def test_run_page_shows_figures_and_draws_the_throughput_chart(recorded_run, server,
                                                                  make_user, tmp_path):
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-        try:
-            page = browser.new_page()
-            log_in_browser(page, server, *make_user("viewer"))
-            page.goto(f"{server}/")
-            page.click(f"#runs a[href='/runs/{recorded_run}']")
-            page.wait_for_selector("#throughput[data-ready='1']", timeout=15_000)
-            assert page.inner_text("[data-figure='baseline_ops']") == "100.0"
-            assert page.inner_text("[data-figure='time_to_detect_s']") == "1.0"
-            assert page.inner_text("[data-figure='lost_objects']") == "0"
-            assert "+0.00 s\tfault_injected" in page.inner_text("#timeline")
-            # the chart drew something: the canvas is not blank
-            painted = page.evaluate("""() => {
-                const c = document.getElementById('throughput');
-                const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-                let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++;
-                return n; }""")
-            assert painted > 1000
-            page.screenshot(path=str(tmp_path / "run.png"), full_page=True)
-        finally:
-            browser.close()
+    with chromium_page() as page:
+        log_in_browser(page, server, *make_user("viewer"))
+        page.goto(f"{server}/")
+        page.click(f"#runs a[href='/runs/{recorded_run}']")
+        page.wait_for_selector("#throughput[data-ready='1']", timeout=15_000)
+        assert page.inner_text("[data-figure='baseline_ops']") == "100.0"
+        assert page.inner_text("[data-figure='time_to_detect_s']") == "1.0"
+        assert page.inner_text("[data-figure='lost_objects']") == "0"
+        assert "+0.00 s\tfault_injected" in page.inner_text("#timeline")
+        # the chart drew something: the canvas is not blank
+        painted = page.evaluate("""() => {
+            const c = document.getElementById('throughput');
+            const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+            let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++;
+            return n; }""")
+        assert painted > 1000
+        page.screenshot(path=str(tmp_path / "run.png"), full_page=True)
 
 
 def test_unknown_run_page_is_404(viewer_client):

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from catalogue import ceph_osds_up, wait_for
+from short_runs import pause, short_experiment
 from sqlalchemy import select
 
 from service import run_queue
@@ -20,30 +21,6 @@ from service.models import Event, Run
 REPO = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.lab
-
-
-def _experiment(title: str, method: list[dict], rollbacks: list[dict] | None = None,
-                restore: str | None = None) -> dict:
-    """A short Ceph experiment with the Faultline control: a light load, a short baseline."""
-    return {
-        "version": "1.0.0", "title": title, "description": "queue test",
-        "configuration": {"faultline_cluster": {"type": "env", "key": "FAULTLINE_CLUSTER",
-                                                "default": "lab-ceph"}},
-        "controls": [{"name": "faultline", "provider": {
-            "type": "python", "module": "service.control", "arguments": {
-                "workload": {"containers": 1, "objects_per_container": 20,
-                             "object_size": 4096, "mix": {"read": 80, "write": 20},
-                             "rate": 10, "ramp_s": 1, "baseline_s": 3},
-                "tail_s": 1, "restore": restore}}}],
-        "method": method,
-        "rollbacks": rollbacks or [],
-    }
-
-
-def _pause(seconds: float) -> dict:
-    """An activity that does nothing but hold the run (and its cluster) for a while."""
-    return {"type": "probe", "name": "hold", "pauses": {"after": seconds}, "provider": {
-        "type": "python", "module": "os", "func": "getpid"}}
 
 
 KILL_OSD = {"type": "action", "name": "kill-osd", "provider": {
@@ -71,8 +48,8 @@ def _enqueue(sessions, queue_app, experiment: dict) -> int:
 
 def test_two_runs_on_one_cluster_run_one_after_the_other(ceph_cluster, worker, sessions,
                                                          queue_app):
-    first = _enqueue(sessions, queue_app, _experiment("queue first", [_pause(8)]))
-    second = _enqueue(sessions, queue_app, _experiment("queue second", [_pause(1)]))
+    first = _enqueue(sessions, queue_app, short_experiment("queue first", [pause(8)]))
+    second = _enqueue(sessions, queue_app, short_experiment("queue second", [pause(1)]))
     # the worker could take both (concurrency 2), but the cluster's lock holds the second
     wait_for("the first run to start", lambda: _run(sessions, first).status == "running", 120)
     assert _run(sessions, second).status == "queued"
@@ -85,8 +62,8 @@ def test_two_runs_on_one_cluster_run_one_after_the_other(ceph_cluster, worker, s
 
 
 def test_a_cancelled_queued_run_never_starts(ceph_cluster, worker, sessions, queue_app):
-    first = _enqueue(sessions, queue_app, _experiment("queue holder", [_pause(6)]))
-    second = _enqueue(sessions, queue_app, _experiment("queue cancelled", [_pause(1)]))
+    first = _enqueue(sessions, queue_app, short_experiment("queue holder", [pause(6)]))
+    second = _enqueue(sessions, queue_app, short_experiment("queue cancelled", [pause(1)]))
     wait_for("the first run to start", lambda: _run(sessions, first).status == "running", 120)
     assert run_queue.cancel(sessions, queue_app, second) == "cancelled"
     wait_for("the first run to end", lambda: _ended(sessions, first), 300)
@@ -98,8 +75,8 @@ def test_a_cancelled_queued_run_never_starts(ceph_cluster, worker, sessions, que
 
 
 def test_cancelling_a_running_run_plays_its_rollbacks(worker, sessions, queue_app, ceph_cluster):
-    run_id = _enqueue(sessions, queue_app, _experiment(
-        "queue cancel mid-fault", [KILL_OSD, _pause(600)], rollbacks=[START_OSD],
+    run_id = _enqueue(sessions, queue_app, short_experiment(
+        "queue cancel mid-fault", [KILL_OSD, pause(600)], rollbacks=[START_OSD],
         restore="start-osd"))
     wait_for("the OSD kill", lambda: any(e.kind == "fault_injected"
                                          for e in _run(sessions, run_id).events), 180)
@@ -116,10 +93,10 @@ def test_cancelling_a_running_run_plays_its_rollbacks(worker, sessions, queue_ap
 
 def test_a_command_line_run_on_a_busy_cluster_is_refused_and_changes_nothing(
         worker, sessions, queue_app, env, tmp_path):
-    holder = _enqueue(sessions, queue_app, _experiment("queue busy holder", [_pause(20)]))
+    holder = _enqueue(sessions, queue_app, short_experiment("queue busy holder", [pause(20)]))
     wait_for("the run to start", lambda: _run(sessions, holder).status == "running", 120)
     path = tmp_path / "busy.json"
-    path.write_text(json.dumps(_experiment("queue refused", [_pause(1)])))
+    path.write_text(json.dumps(short_experiment("queue refused", [pause(1)])))
     with sessions() as session:
         before = session.execute(select(Run.id).order_by(Run.id.desc()).limit(1)).scalar()
     done = subprocess.run([sys.executable, "-m", "service", "run", str(path),
@@ -140,10 +117,10 @@ def test_bad_input_queues_nothing(ceph_cluster, sessions, queue_app):
     with sessions() as session:
         before = session.execute(select(Run.id).order_by(Run.id.desc()).limit(1)).scalar()
     with pytest.raises(Exception, match="unknown cluster 'atlantis'"):
-        run_queue.enqueue(sessions, queue_app, _experiment("nowhere", [_pause(1)]),
+        run_queue.enqueue(sessions, queue_app, short_experiment("nowhere", [pause(1)]),
                           cluster="atlantis")
     with pytest.raises(Exception, match="rate"):
-        run_queue.enqueue(sessions, queue_app, _experiment("bad load", [_pause(1)]),
+        run_queue.enqueue(sessions, queue_app, short_experiment("bad load", [pause(1)]),
                           cluster="lab-ceph", workload={"rate": -5})
     with sessions() as session:
         after = session.execute(select(Run.id).order_by(Run.id.desc()).limit(1)).scalar()

@@ -1,0 +1,30 @@
+"""Short Ceph experiments with the Faultline control, for the tests that need a real run
+but not a real fault: a light load, a short baseline, activities that only hold the run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def short_experiment(title: str, method: list[dict], rollbacks: list[dict] | None = None, *,
+                     rate: float = 10, baseline_s: float = 3, **control: Any) -> dict:
+    """`control` adds to or replaces the control's arguments (tail_s 1, no restore)."""
+    return {
+        "version": "1.0.0", "title": title, "description": "a short test run",
+        "configuration": {"faultline_cluster": {"type": "env", "key": "FAULTLINE_CLUSTER",
+                                                "default": "lab-ceph"}},
+        "controls": [{"name": "faultline", "provider": {
+            "type": "python", "module": "service.control", "arguments": {
+                "workload": {"containers": 1, "objects_per_container": 20,
+                             "object_size": 4096, "mix": {"read": 80, "write": 20},
+                             "rate": rate, "ramp_s": 1, "baseline_s": baseline_s},
+                "tail_s": 1, "restore": None, **control}}}],
+        "method": method,
+        "rollbacks": rollbacks or [],
+    }
+
+
+def pause(seconds: float) -> dict:
+    """An activity that does nothing but hold the run (and its cluster) for a while."""
+    return {"type": "probe", "name": "hold", "pauses": {"after": seconds}, "provider": {
+        "type": "python", "module": "os", "func": "getpid"}}
