@@ -49,7 +49,8 @@ from loadgen.metrics import DriverMetrics
 from loadgen.metrics import serve as serve_metrics
 from loadgen.session import LoadSession
 
-from . import db, figures
+from . import abort_conditions, db, figures
+from .abort_watch import AbortWatch
 from .cluster_lock import ClusterBusy, ClusterLock
 from .fault_ledger_pg import use_database_ledger
 from .preflight import PreflightError, check_run
@@ -85,6 +86,11 @@ class RunControl:
         self.lock: ClusterLock | None = None
         self.metrics = DriverMetrics()
         self.metrics_server = None
+        try:
+            self.abort_on = abort_conditions.parse(arguments.get("abort_on"))
+        except abort_conditions.AbortConditionError as exc:
+            raise PreflightError(f"invalid abort_on: {exc}") from None
+        self.abort_watch: AbortWatch | None = None
 
     @property
     def run_id(self) -> int | None:
@@ -112,6 +118,9 @@ class RunControl:
             count = self.load.prefill()
             self.recorder.event("prefilled", objects=count)
         self._serve_metrics()
+        self.abort_watch = AbortWatch(self.sessions, self.run_id, self.abort_on,
+                                      lambda: self.fault_ts, self._aborting)
+        self.abort_watch.start()
         self.load.start()
         self.metrics.load_running = True
         self.recorder.update(load_started_ts=self.load.started_at)
@@ -127,6 +136,9 @@ class RunControl:
         if addr in ("0.0.0.0", "::"):  # reachable from other hosts: say by which name
             url = url.replace(f"//{addr}:", f"//{socket.getfqdn()}:", 1)
         self.recorder.update(metrics_url=url)
+
+    def _aborting(self, reason: str, detail: dict) -> None:
+        self.recorder.event("abort_requested", reason=reason, **detail)
 
     def _on_samples(self, samples) -> None:
         self.metrics.add(samples)
@@ -186,6 +198,8 @@ class RunControl:
 
     def end(self, journal: dict | None) -> None:
         error = None
+        if self.abort_watch is not None:
+            self.abort_watch.stop()
         try:
             if self.load is not None and self.load.started_at is not None:
                 logger.info(f"Keeping the load on for {self.tail_s:.0f} s more")
@@ -222,8 +236,11 @@ class RunControl:
         status = (journal or {}).get("status", "failed")
         if (journal or {}).get("deviated"):
             status = "deviated"
-        self.recorder.finish(status if not error else "failed", figures=result, error=error,
-                             journal=_jsonable(journal))
+        status = status if not error else "failed"
+        aborted = self.abort_watch.reason if self.abort_watch is not None else None
+        if aborted and not error:  # stopped on purpose, rollbacks run: say why
+            status, error = "interrupted", aborted
+        self.recorder.finish(status, figures=result, error=error, journal=_jsonable(journal))
         logger.info(f"Faultline run {self.run_id}: {status}; "
                     f"see `faultline report {self.run_id}`")
 
@@ -270,6 +287,8 @@ class RunControl:
     def abandon(self, message: str) -> None:
         """Stop whatever begin() had started, and mark the run failed."""
         self._progress_stop.set()
+        if self.abort_watch is not None:
+            self.abort_watch.stop()
         for stop in (self.load and self.load.stop, self.sampler and self.sampler.stop,
                      self.driver and self.driver.close):
             if stop:

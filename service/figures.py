@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from .analysis import ClusterPoint, Second, Timeline, analyze
@@ -96,4 +96,21 @@ def compute(session: Session, run_id: int) -> dict[str, Any]:
                         end=max(ends) if ends else (run.fault_ts or 0.0),
                         ramp_s=float(run.workload.get("ramp_s", 0.0)),
                         baseline_start=baseline_start)
-    return analyze(seconds, points, timeline, run.verify)
+    result = analyze(seconds, points, timeline, run.verify)
+    _time_to_alert(session, run, result)
+    return result
+
+
+def _time_to_alert(session: Session, run: Run, figures: dict[str, Any]) -> None:
+    """From the fault to the first alert that fired on the run after it (the webhook puts
+    alerts on the runs of their cluster)."""
+    if run.fault_ts is None:
+        figures["time_to_alert_s"] = None
+        figures["reasons"]["time_to_alert_s"] = "no fault was injected"
+        return
+    first = session.execute(select(func.min(Event.ts)).where(
+        Event.run_id == run.id, Event.kind == "alert", Event.ts >= run.fault_ts)).scalar()
+    figures["time_to_alert_s"] = round(first - run.fault_ts, 3) if first is not None else None
+    if first is None:
+        figures["reasons"]["time_to_alert_s"] = (
+            "no alert reached the service between the fault and the end of the run")

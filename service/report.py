@@ -10,7 +10,8 @@ FIGURE_KEYS = (
     "baseline_ops", "baseline_mbps", "baseline_p50_ms", "baseline_p99_ms", "errors",
     "errors_by_class", "errors_by_op", "throughput_drop", "worst_second_drop", "time_to_detect_s",
     "time_to_client_recovery_s", "time_to_full_redundancy_s",
-    "time_to_full_redundancy_after_restore_s", "restore_at_s", "data_at_risk_s",
+    "time_to_full_redundancy_after_restore_s", "restore_at_s", "time_to_alert_s",
+    "data_at_risk_s",
     "lost_objects", "corrupt_objects",
 )
 
