@@ -44,7 +44,7 @@ UNITS = {
     "baseline_ops": " ops/s", "baseline_mbps": " MB/s", "baseline_p50_ms": " ms",
     "baseline_p99_ms": " ms", "time_to_detect_s": " s", "time_to_client_recovery_s": " s",
     "time_to_full_redundancy_s": " s", "time_to_full_redundancy_after_restore_s": " s",
-    "restore_at_s": " s", "data_at_risk_s": " s",
+    "restore_at_s": " s", "time_to_alert_s": " s", "data_at_risk_s": " s",
 }
 FRACTIONS = ("throughput_drop", "worst_second_drop")
 

@@ -49,11 +49,11 @@ from loadgen.metrics import DriverMetrics
 from loadgen.metrics import serve as serve_metrics
 from loadgen.session import LoadSession
 
-from . import abort_conditions, db, figures
+from . import db, figures
 from .abort_watch import AbortWatch
 from .cluster_lock import ClusterBusy, ClusterLock
 from .fault_ledger_pg import use_database_ledger
-from .preflight import PreflightError, check_run
+from .preflight import PreflightError, check_abort_on, check_run
 from .recording import RunNotQueued, RunRecorder, fail_queued
 from .sampler import ClusterSampler
 
@@ -86,11 +86,10 @@ class RunControl:
         self.lock: ClusterLock | None = None
         self.metrics = DriverMetrics()
         self.metrics_server = None
-        try:
-            self.abort_on = abort_conditions.parse(arguments.get("abort_on"))
-        except abort_conditions.AbortConditionError as exc:
-            raise PreflightError(f"invalid abort_on: {exc}") from None
+        self.abort_on = check_abort_on(arguments)
         self.abort_watch: AbortWatch | None = None
+        self.fault_started_ts: float | None = None
+        self.fault_unreported = False
 
     @property
     def run_id(self) -> int | None:
@@ -119,7 +118,7 @@ class RunControl:
             self.recorder.event("prefilled", objects=count)
         self._serve_metrics()
         self.abort_watch = AbortWatch(self.sessions, self.run_id, self.abort_on,
-                                      lambda: self.fault_ts, self._aborting)
+                                      self.fault_time, self._aborting)
         self.abort_watch.start()
         self.load.start()
         self.metrics.load_running = True
@@ -165,8 +164,26 @@ class RunControl:
             logger.info(f"Measuring the baseline for {until - time.time():.0f} s")
             time.sleep(max(0.0, until - time.time()))
 
+    def fault_time(self) -> float | None:
+        """When the fault was injected, as far as is known yet: an action with a pause after
+        it reports only once the pause is over, but the cluster is hurt from its start."""
+        return self.fault_ts if self.fault_ts is not None else self.fault_started_ts
+
+    def activity_starting(self, activity: dict) -> None:
+        if activity.get("name") == self.fault_name and self.fault_started_ts is None:
+            before = (activity.get("pauses") or {}).get("before")
+            self.fault_started_ts = time.time() + (before if isinstance(before, int | float)
+                                                   else 0)
+
     def activity_done(self, activity: dict, result: dict | None) -> None:
         name = activity.get("name")
+        if self.fault_ts is None and self.fault_started_ts is not None and name != self.fault_name:
+            # The fault's action never reported: the run was interrupted (a cancel, an abort)
+            # during it or its pause. What comes next are its rollbacks, which must count
+            # as its restore; end() writes the fault down from the journal.
+            self.fault_ts = self.fault_started_ts
+            self.fault_unreported = True
+            self.metrics.fault_active = True
         status = (result or {}).get("status")
         ts = _timestamp((result or {}).get("end")) or time.time()
         self.recorder.event("activity", ts=ts, name=name, type=activity.get("type"),
@@ -200,6 +217,8 @@ class RunControl:
         error = None
         if self.abort_watch is not None:
             self.abort_watch.stop()
+        if self.fault_started_ts is not None and (self.fault_ts is None or self.fault_unreported):
+            self._record_unreported_fault(journal)
         try:
             if self.load is not None and self.load.started_at is not None:
                 logger.info(f"Keeping the load on for {self.tail_s:.0f} s more")
@@ -243,6 +262,27 @@ class RunControl:
         self.recorder.finish(status, figures=result, error=error, journal=_jsonable(journal))
         logger.info(f"Faultline run {self.run_id}: {status}; "
                     f"see `faultline report {self.run_id}`")
+
+    def _record_unreported_fault(self, journal: dict | None) -> None:
+        """The fault of a run interrupted before its action reported: the journal has the
+        action's end and status even when its pause after was cut short."""
+        run = next((r for r in (journal or {}).get("run") or []
+                    if (r.get("activity") or {}).get("name") == self.fault_name), None)
+        if run is not None and run.get("status") == "succeeded":
+            self.fault_ts = _timestamp(run.get("end")) or self.fault_started_ts
+            note = "the run was interrupted during the pause after the fault's action"
+        elif run is not None and run.get("status") == "failed":
+            self.fault_ts = None
+            self.recorder.event("fault_failed", ts=_timestamp(run.get("end")) or time.time(),
+                                name=self.fault_name,
+                                error=str(run.get("exception") or "")[:2000])
+            return
+        else:
+            self.fault_ts = self.fault_started_ts
+            note = ("the run was interrupted during the fault's action: this is when it "
+                    "began, and the fault may be partial")
+        self.recorder.update(fault_ts=self.fault_ts)
+        self.recorder.event("fault_injected", ts=self.fault_ts, name=self.fault_name, note=note)
 
     def _wait_for_daemons_back(self, journal: dict | None, timeout_s: float = 30.0) -> None:
         """A restore that starts a daemon returns before the cluster counts it up (an OSD
@@ -361,6 +401,12 @@ def before_method_control(context: dict, experiment: dict = None, **arguments: A
     control = _runs.get(id(experiment or context))
     if control is not None and control.load is not None:
         control.wait_baseline()
+
+
+def before_activity_control(context: dict, experiment: dict = None, **arguments: Any) -> None:
+    control = _runs.get(id(experiment)) if experiment is not None else None
+    if control is not None:
+        control.activity_starting(context)
 
 
 def after_activity_control(context: dict, state: dict = None, experiment: dict = None,

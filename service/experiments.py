@@ -20,7 +20,7 @@ from clusters.inventory import Cluster, load_cluster
 from clusters.paths import default_cluster, default_inventory
 from loadgen.workload import parse_workload
 
-from .preflight import check_activities, check_run
+from .preflight import check_abort_on, check_activities, check_run
 
 CONTROL_MODULE = "service.control"
 ROLLBACK_ALWAYS = {"runtime": {"rollbacks": {"strategy": "always"}}}
@@ -74,6 +74,7 @@ def check_static(experiment: dict[str, Any], cluster: str | None = None,
     fit the cluster. For runs that wait in the queue; the rest is checked when they start."""
     target = load_cluster(inventory or default_inventory(), target_cluster(cluster))
     parse_workload(_control_arguments(experiment).get("workload"))
+    check_abort_on(_control_arguments(experiment))
     check_activities(experiment, target)
     return target
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from .analysis import ClusterPoint, Second, Timeline, analyze
-from .models import ClusterSample, Event, LoadSample, Run
+from .models import Alert, ClusterSample, Event, LoadSample, Run
 
 
 class RunNotFound(LookupError):
@@ -102,15 +102,20 @@ def compute(session: Session, run_id: int) -> dict[str, Any]:
 
 
 def _time_to_alert(session: Session, run: Run, figures: dict[str, Any]) -> None:
-    """From the fault to the first alert that fired on the run after it (the webhook puts
-    alerts on the runs of their cluster)."""
+    """From the fault to the first alert about the run's cluster (its `cluster` label) that
+    began firing after it. Prometheus sends the moment the rule fired (its `for` included)
+    as startsAt, so this is what an operator's pager would have seen, less Alertmanager's
+    own delay."""
     if run.fault_ts is None:
         figures["time_to_alert_s"] = None
         figures["reasons"]["time_to_alert_s"] = "no fault was injected"
         return
-    first = session.execute(select(func.min(Event.ts)).where(
-        Event.run_id == run.id, Event.kind == "alert", Event.ts >= run.fault_ts)).scalar()
-    figures["time_to_alert_s"] = round(first - run.fault_ts, 3) if first is not None else None
-    if first is None:
+    started = [a.starts_at.timestamp() for a in session.execute(
+        select(Alert).where(Alert.run_id == run.id)).scalars()
+        if a.labels.get("cluster") == run.cluster]
+    after = [ts for ts in started if ts >= run.fault_ts]
+    figures["time_to_alert_s"] = round(min(after) - run.fault_ts, 3) if after else None
+    if not after:
         figures["reasons"]["time_to_alert_s"] = (
-            "no alert reached the service between the fault and the end of the run")
+            f"no alert about {run.cluster} reached the service between the fault and the "
+            "end of the run")

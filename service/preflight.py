@@ -1,8 +1,8 @@
 """What is checked before a run starts anything, under `faultline run` and `chaos run` alike.
 
-The workload, the load API and its credentials (authenticated, nothing written),
-SSH to every node that runs a service, and the arguments of Faultline's own
-actions (an unknown server, OSD or node), so a bad input changes nothing: no
+The workload, the abort conditions, the load API and its credentials (authenticated,
+nothing written), SSH to every node that runs a service, and the arguments of Faultline's
+own actions (an unknown server, OSD or node), so a bad input changes nothing: no
 run row, no load, no fault.
 """
 
@@ -17,6 +17,8 @@ from clusters.inventory import Cluster
 from clusters.preflight import check_nodes_reachable
 from loadgen.drivers import driver_for
 from loadgen.workload import Workload, parse_workload
+
+from . import abort_conditions
 
 ACTION_PACKAGE = "actions."
 
@@ -33,11 +35,20 @@ def check_run(experiment: dict[str, Any], cluster: Cluster,
               arguments: dict[str, Any]) -> tuple[Workload, str]:
     """Check everything a run needs; return its workload and load API."""
     workload = parse_workload(arguments.get("workload"))
+    check_abort_on(arguments)
     api = arguments.get("api") or default_api(cluster)
     driver_for(cluster, workload, api).check_access()
     check_activities(experiment, cluster)
     check_nodes_reachable(cluster)
     return workload, api
+
+
+def check_abort_on(arguments: dict[str, Any]) -> list[abort_conditions.AbortCondition]:
+    """The control's abort conditions (`abort_on`), checked."""
+    try:
+        return abort_conditions.parse(arguments.get("abort_on"))
+    except abort_conditions.AbortConditionError as exc:
+        raise PreflightError(f"invalid abort_on: {exc}") from None
 
 
 def check_activities(experiment: dict[str, Any], cluster: Cluster) -> None:

@@ -117,6 +117,7 @@ def format_report(data: dict[str, Any]) -> str:
         "(while the fault persists)",
         f"  restored at                  {_fmt(data['restore_at_s'], ' s')}; fully redundant "
         f"{_fmt(data['time_to_full_redundancy_after_restore_s'], ' s')} after the restore",
+        f"  time to alert                {_fmt(data['time_to_alert_s'], ' s')}",
         f"  data at risk                 {_fmt(data['data_at_risk_s'], ' s')}",
         f"  lost objects                 {_fmt(data['lost_objects'])} "
         f"(corrupt {_fmt(data['corrupt_objects'])}, "

@@ -17,6 +17,7 @@ from pathlib import Path
 import psycopg
 import pytest
 from flask import Blueprint
+from serving import served
 from sqlalchemy import delete, select, text
 from sqlalchemy.orm import sessionmaker
 from web_login import SECRET, log_in
@@ -26,7 +27,7 @@ from clusters.inventory import load_cluster
 from clusters.paths import default_inventory
 from lab import ceph as ceph_lab
 from lab import swift as swift_lab
-from service import db, pgserver, queue, run_queue
+from service import db, monitoring, pgserver, queue, run_queue
 from service.accounts import services as accounts
 from service.accounts.models import User
 from service.models import Run, Schedule, UploadedExperiment
@@ -329,3 +330,35 @@ def worker(env, sessions, queue_app):
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+# The embedded Prometheus and Alertmanager, for the lab tests of monitoring and alerts.
+ALERT_TOKEN = "the alert token of the monitoring tests"
+
+
+@pytest.fixture
+def monitored_service_url(database_url, monkeypatch):
+    monkeypatch.setenv("FAULTLINE_ALERT_TOKEN", ALERT_TOKEN)
+    app = create_app({"DATABASE_URL": database_url, "SECRET_KEY": SECRET})
+    with served(app) as url:
+        yield url
+
+
+@pytest.fixture
+def stack(ceph_cluster, swift_cluster, monitored_service_url, env, tmp_path):
+    """Prometheus and Alertmanager with their state in the test's own directory."""
+    env = {**env, "FAULTLINE_HOME": str(tmp_path), "FAULTLINE_ALERT_TOKEN": ALERT_TOKEN}
+    up = subprocess.run(["faultline", "monitoring", "up", "--service-url", monitored_service_url,
+                         "--inventory", str(default_inventory())], env=env, cwd=REPO,
+                        capture_output=True, text=True, timeout=180)
+    try:
+        assert up.returncode == 0, up.stdout + up.stderr
+        assert f"Prometheus: {monitoring.prometheus_url()}" in up.stdout
+        yield env
+    finally:
+        down = subprocess.run(["faultline", "monitoring", "down"], env=env, cwd=REPO,
+                              capture_output=True, text=True, timeout=60)
+        assert down.returncode == 0, down.stderr
+        status = subprocess.run(["faultline", "monitoring", "status"], env=env, cwd=REPO,
+                                capture_output=True, text=True, timeout=60).stdout
+        assert status.count("not running") == 2, status

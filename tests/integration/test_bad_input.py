@@ -25,6 +25,12 @@ def _with_workload(**changes) -> dict:
     return experiment
 
 
+def _with_control(**arguments) -> dict:
+    experiment = json.loads(json.dumps(EXPERIMENT))
+    experiment["controls"][0]["provider"]["arguments"].update(arguments)
+    return experiment
+
+
 def _from_file(name: str, **arguments) -> dict:
     """An experiment of the catalogue with its first action's arguments changed."""
     experiment = json.loads((REPO / "experiments" / f"{name}.json").read_text())
@@ -47,6 +53,8 @@ CASES = [
      "invalid workload: mix must sum to 100, not 60"),
     ("size-zero", json.dumps(_with_workload(object_size=0)), [],
      "invalid workload: object_size must be > 0, not 0"),
+    ("abort-on-without-alertname", json.dumps(_with_control(abort_on=[{"grace_s": 30}])), [],
+     "invalid abort_on: abort_on[0]: alertname is required"),
     ("unknown-cluster", json.dumps(EXPERIMENT), ["--cluster", "nope"],
      "unknown cluster 'nope'"),
     ("unknown-zone", json.dumps(_from_file("ceph-power-off-zone", zone="zone9")), [],

@@ -16,18 +16,14 @@ import pytest
 import requests
 from catalogue import wait_for
 from factories import make_run
-from serving import served
 from short_runs import pause, short_experiment
 from sqlalchemy import delete, select
-from web_login import SECRET
 
 from clusters.paths import default_inventory
 from service import monitoring
 from service.models import Alert, Run
-from service.web import create_app
 
 REPO = Path(__file__).resolve().parents[2]
-TOKEN = "the alert token of the monitoring test"
 
 pytestmark = pytest.mark.lab
 
@@ -41,34 +37,6 @@ def test_the_rules_and_routes_of_dashboards_pass_promtool_and_amtool():
     checked = subprocess.run(["amtool", "check-config", str(routes)], capture_output=True,
                              text=True, timeout=60)
     assert checked.returncode == 0, checked.stdout + checked.stderr
-
-
-@pytest.fixture
-def service_url(database_url, monkeypatch):
-    monkeypatch.setenv("FAULTLINE_ALERT_TOKEN", TOKEN)
-    app = create_app({"DATABASE_URL": database_url, "SECRET_KEY": SECRET})
-    with served(app) as url:
-        yield url
-
-
-@pytest.fixture
-def stack(ceph_cluster, swift_cluster, service_url, env, tmp_path):
-    """Prometheus and Alertmanager with their state in the test's own directory."""
-    env = {**env, "FAULTLINE_HOME": str(tmp_path), "FAULTLINE_ALERT_TOKEN": TOKEN}
-    up = subprocess.run(["faultline", "monitoring", "up", "--service-url", service_url,
-                         "--inventory", str(default_inventory())], env=env, cwd=REPO,
-                        capture_output=True, text=True, timeout=180)
-    try:
-        assert up.returncode == 0, up.stdout + up.stderr
-        assert f"Prometheus: {monitoring.prometheus_url()}" in up.stdout
-        yield env
-    finally:
-        down = subprocess.run(["faultline", "monitoring", "down"], env=env, cwd=REPO,
-                              capture_output=True, text=True, timeout=60)
-        assert down.returncode == 0, down.stderr
-        status = subprocess.run(["faultline", "monitoring", "status"], env=env, cwd=REPO,
-                                capture_output=True, text=True, timeout=60).stdout
-        assert status.count("not running") == 2, status
 
 
 def _query(expr: str) -> list[dict]:
