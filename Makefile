@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.faultline-installed
 WEB := service/web
 
-.PHONY: setup demo demo-stop test test-full test-unit test-lab lint lab-up lab-down clean .debian-packages
+.PHONY: setup demo demo-stop test test-full test-unit test-lab lint lab-up lab-down bench clean .debian-packages
 
 setup: $(STAMP) $(WEB)/node_modules/.package-lock.json
 
@@ -50,6 +50,10 @@ test-unit: setup
 
 test-lab: setup
 	$(BIN)/python -m pytest -q tests/integration
+
+# the load generator's benchmarks (bench/), on the labs; a summary in bench/results/
+bench: setup
+	$(BIN)/python -m bench.run_all
 
 lab-up: setup
 	$(BIN)/faultline lab up

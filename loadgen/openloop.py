@@ -150,6 +150,10 @@ class OpenLoop:
             except Exception:
                 log.exception(f"recording a completed {op} of {container}/{name} failed")
             finally:
-                with self._lock:
-                    self.in_flight -= 1
+                self._completed()
         return done
+
+    def _completed(self) -> None:
+        """An operation is over, whatever its outcome: its slot is free."""
+        with self._lock:
+            self.in_flight -= 1

@@ -13,6 +13,7 @@ import time
 import uuid
 from collections.abc import Callable
 
+from .closedloop import ClosedLoop
 from .ledger import Entry, Ledger
 from .openloop import AsyncDriver, OpenLoop, container_names
 from .payload import PayloadSource
@@ -76,8 +77,9 @@ class LoadSession:
         wall, mono = time.time(), time.monotonic()
         self.started_at = wall
         self.recorder = SampleRecorder(wall, mono)
-        self.loop = OpenLoop(self.driver, self.workload, self.recorder, self.ledger,
-                             self.payloads, name_prefix=self.tag)
+        engine = ClosedLoop if self.workload.workers else OpenLoop
+        self.loop = engine(self.driver, self.workload, self.recorder, self.ledger,
+                           self.payloads, name_prefix=self.tag)
         self.loop.start()
         self._flusher = threading.Thread(target=self._flush_loop, name="faultline-samples",
                                          daemon=True)

@@ -23,7 +23,7 @@ class Workload:
     object_size_max: int | None = None
     mix: dict[str, int] = field(default_factory=lambda: {"read": 80, "write": 15, "delete": 5})
     rate: float = 100.0  # ops/s, open loop
-    workers: int | None = None  # closed loop when set (capacity runs)
+    workers: int | None = None  # closed loop when set: this many always in flight (capacity)
     prefill: bool = True
     ramp_s: float = 5.0  # excluded from the baseline
     baseline_s: float = 20.0  # steady window before the fault
@@ -81,7 +81,11 @@ def _check(w: Workload) -> list[str]:
             whole("object_size_max", w.object_size_max, 0, True)
     number("rate", w.rate, 0, True)
     if w.workers is not None:
-        problems.append("workers (closed loop) is not supported yet: use an open-loop rate")
+        whole("workers", w.workers, 1)
+        if isinstance(w.workers, int) and isinstance(w.max_in_flight, int) \
+                and w.workers > w.max_in_flight:
+            problems.append(f"workers ({w.workers}) cannot exceed max_in_flight "
+                            f"({w.max_in_flight})")
     number("ramp_s", w.ramp_s, 0, False)
     number("baseline_s", w.baseline_s, 0, True)
     if w.duration_s is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import defaultdict
 from datetime import UTC, datetime
 from typing import Any
 
@@ -11,7 +12,7 @@ from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from loadgen.ledger import Entry
-from loadgen.samples import Sample
+from loadgen.samples import Sample, merge_histograms
 
 from .models import ClusterSample, Event, LedgerEntry, LoadSample, Run
 
@@ -64,10 +65,14 @@ class RunRecorder:
                               detail=detail))
 
     def load_samples(self, samples: list[Sample]) -> None:
+        """Every op type of a second comes in the same batch (loadgen.samples hands out
+        whole seconds), so the second's p99 over all of them is merged here, once."""
+        second_p99 = second_p99_ms(samples)
         rows = [{"run_id": self.run_id, "ts": s.ts, "op": s.op, "ops": s.ops,
                  "bytes": s.bytes, "errors": s.error_count, "errors_by_class": s.errors,
                  "missed": s.missed, "p50_ms": s.p50_ms, "p99_ms": s.p99_ms,
-                 "max_ms": s.max_ms, "histogram": s.histogram} for s in samples]
+                 "max_ms": s.max_ms, "histogram": s.histogram,
+                 "second_p99_ms": second_p99.get(s.ts)} for s in samples]
         if rows:
             with self._lock, self.sessions.begin() as session:
                 session.execute(insert(LoadSample), rows)
@@ -88,6 +93,17 @@ class RunRecorder:
 
     def finish(self, status: str, **values: Any) -> None:
         self.update(status=status, ended_at=datetime.now(UTC), **values)
+
+
+def second_p99_ms(samples: list[Sample]) -> dict[float, float]:
+    """The p99 of each second over its op types' merged histograms (exact, as
+    service.run_series would merge them); seconds without a completed op are left out."""
+    by_second: dict[float, list[str]] = defaultdict(list)
+    for s in samples:
+        if s.histogram:
+            by_second[s.ts].append(s.histogram)
+    return {ts: merge_histograms(blobs).get_value_at_percentile(99) / 1000
+            for ts, blobs in by_second.items()}
 
 
 def load_ledger(session: Session, run_id: int) -> list[Entry]:

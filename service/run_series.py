@@ -8,6 +8,7 @@ marked the start of its load.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import Any
 
 from sqlalchemy import func, select
@@ -16,7 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from clusters.ceph_admin import is_clean
 from loadgen.samples import merge_histograms
 
-from .figures import get_run, seconds_of
+from .figures import get_run
 from .models import ClusterSample, Event, LoadSample, Run
 
 ACTIVE = ("queued", "running")
@@ -34,26 +35,59 @@ def run_series(session: Session, run_id: int, since: float | None = None) -> dic
     much to redo for a whole run every 2 s); the events always come whole.
     """
     run = get_run(session, run_id)
-    seconds = seconds_of(session, run_id, since)  # summed over op types, as analysis sees it
+    seconds = _seconds(session, run_id, since)  # summed over op types, as analysis sees it
     samples = select(ClusterSample).where(ClusterSample.run_id == run_id)
     if since is not None:
         samples = samples.where(ClusterSample.ts > since)
     samples = list(session.execute(samples.order_by(ClusterSample.ts)).scalars())
-    events = list(session.execute(select(Event).where(Event.run_id == run_id)
-                                  .order_by(Event.ts)).scalars())
-    origin, origin_name = _origin(session, run)
+    timeline = run_timeline(session, run)
+    origin = timeline["origin_ts"]
     return {
         "run_id": run.id, "cluster_kind": run.cluster_kind, "status": run.status,
-        "ended": run.status not in ACTIVE, "origin": origin_name, "origin_ts": origin,
+        "ended": run.status not in ACTIVE, "origin": timeline["origin"], "origin_ts": origin,
         "since": since,
-        "load": [{"t": round(s.ts - origin, 2), "ts": s.ts, "ops": s.ops, "errors": s.errors,
-                  "p99_ms": _p99_ms(s.histograms)} for s in seconds],
+        "load": [{"t": round(ts - origin, 2), "ts": ts, "ops": ops, "errors": errors,
+                  "p99_ms": p99_ms} for ts, ops, errors, p99_ms in seconds],
         "cluster": [{**cluster_point(c.ts - origin, c.health, c.state), "ts": c.ts}
                     for c in samples],
-        "events": [{"t": round(e.ts - origin, 2), "kind": e.kind,
-                    "name": e.detail.get("name"), "status": e.detail.get("status")}
-                   for e in events],
+        "events": timeline["events"],
     }
+
+
+def run_timeline(session: Session, run: Run) -> dict[str, Any]:
+    """The origin and the events of run_series, without the load and cluster points (the run
+    page renders these; its charts load the points from series.json)."""
+    events = session.execute(select(Event).where(Event.run_id == run.id)
+                             .order_by(Event.ts)).scalars()
+    origin, origin_name = _origin(session, run)
+    return {"origin": origin_name, "origin_ts": origin,
+            "events": [{"t": round(e.ts - origin, 2), "kind": e.kind,
+                        "name": e.detail.get("name"), "status": e.detail.get("status")}
+                       for e in events]}
+
+
+def _seconds(session: Session, run_id: int,
+             since: float | None) -> list[tuple[float, int, int, float | None]]:
+    """(ts, ops, errors, p99 ms) of each second, summed over op types in the database; the
+    p99 merged when the second was stored (LoadSample.second_p99_ms), or merged here from
+    the histograms for the seconds stored without it."""
+    where = [LoadSample.run_id == run_id]
+    if since is not None:
+        where.append(LoadSample.ts > since)
+    unmerged = (LoadSample.second_p99_ms.is_(None)) & (LoadSample.histogram != "")
+    rows = session.execute(
+        select(LoadSample.ts, func.sum(LoadSample.ops), func.sum(LoadSample.errors),
+               func.max(LoadSample.second_p99_ms), func.count().filter(unmerged))
+        .where(*where).group_by(LoadSample.ts).order_by(LoadSample.ts)).all()
+    histograms: dict[float, list[str]] = defaultdict(list)
+    if any(row[4] for row in rows):
+        redo = select(LoadSample.ts).where(*where, unmerged).scalar_subquery()
+        for ts, blob in session.execute(select(LoadSample.ts, LoadSample.histogram)
+                                        .where(*where, LoadSample.ts.in_(redo))):
+            if blob:
+                histograms[ts].append(blob)
+    return [(ts, int(ops), int(errors), _p99_ms(tuple(histograms[ts])) if unmerged_n else p99)
+            for ts, ops, errors, p99, unmerged_n in rows]
 
 
 def cluster_point(t: float, health: str, state: dict[str, Any]) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from ..figures import RunNotFound, get_run
 from ..report import FIGURE_KEYS, report_dict
 from ..run_history import KINDS, STATUSES, HistoryError, RunFilter, clusters_seen, find_runs
 from ..run_queue import QueueError, cancel
-from ..run_series import ACTIVE, MARKED, run_series
+from ..run_series import ACTIVE, MARKED, run_series, run_timeline
 from .context import queue_app, sessions
 
 bp = Blueprint("runs", __name__)
@@ -61,9 +61,9 @@ def show(run_id: int):
                  "schedule_id": run.schedule_id, "verdict": run.verdict,
                  "journal": json.dumps(run.journal, indent=2, sort_keys=True)
                  if run.journal is not None else None}
-        series = run_series(session, run_id)
-    return render_template("run.html", run=data, extra=extra, events=series["events"],
-                           figure_keys=FIGURE_KEYS, origin=series["origin"],
+        timeline = run_timeline(session, run)  # the charts load their points themselves
+    return render_template("run.html", run=data, extra=extra, events=timeline["events"],
+                           figure_keys=FIGURE_KEYS, origin=timeline["origin"],
                            live=run.status in ACTIVE, marked=MARKED)
 
 

@@ -7,7 +7,13 @@ that dies."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from flask import Flask
 from gunicorn.app.base import BaseApplication
+from werkzeug.serving import make_server
 
 from . import create_app
 
@@ -29,3 +35,17 @@ def serve(host: str, port: int, workers: int = 1, threads: int = 8) -> None:
     DashboardServer({"bind": f"{host}:{port}", "workers": workers, "threads": threads,
                      "worker_class": "gthread", "accesslog": "-",
                      "graceful_timeout": 10}).run()
+
+
+@contextmanager
+def served(app: Flask) -> Iterator[str]:
+    """Serve `app` on a free loopback port from a thread until the block ends; yields its
+    base URL. For the tests and the benchmarks, which drive the real app over HTTP."""
+    httpd = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_port}"
+    finally:
+        httpd.shutdown()
+        thread.join()

@@ -1,0 +1,1 @@
+"""Faultline's benchmarks: `make bench` (bench/run_all.py). Not unit tests."""

@@ -1,0 +1,133 @@
+"""Faultline's own load, in the benchmark's process, as a run drives it (LoadSession: the
+driver, prefill, the open or closed loop, per-second samples), with what the benchmarks
+measure around it: the process's CPU, the schedule lag, the merged latency histogram,
+and the CPU of the lab's servers over the same window."""
+
+from __future__ import annotations
+
+import os
+import resource
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from clusters.inventory import Cluster
+from loadgen.drivers import driver_for
+from loadgen.ledger import Entry
+from loadgen.samples import Sample, merge_histograms
+from loadgen.session import LoadSession
+from loadgen.workload import parse_workload
+
+TICKS = os.sysconf("SC_CLK_TCK")
+LAB_HOME = Path("/var/lib/faultline/lab")
+
+
+@dataclass
+class LoadResult:
+    seconds: float
+    submitted: int
+    ops: int
+    errors: int
+    missed: int
+    cpu_s: float  # user + sys of this process over the load
+    server_cpu_s: float  # user + sys of the lab's daemons over the same window
+    lag_s: list[float]
+    samples: list[Sample] = field(repr=False)
+
+    @property
+    def rate(self) -> float:
+        return self.ops / self.seconds
+
+    def latency_ms(self, percentile: float) -> float:
+        histogram = merge_histograms([s.histogram for s in self.samples])
+        return histogram.get_value_at_percentile(percentile) / 1000
+
+    def max_latency_ms(self) -> float:
+        return merge_histograms([s.histogram for s in self.samples]).get_max_value() / 1000
+
+
+def lab_pids(kind: str, programs: tuple[str, ...] | None = None) -> list[int]:
+    """The lab's daemons of this kind (their command line names the lab's home), read
+    from /proc; optionally only those whose program name is one of `programs`."""
+    home = str(LAB_HOME / kind)
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if not any(home.encode() in a for a in argv):
+            continue
+        name = Path(argv[0].decode(errors="replace")).name
+        if programs is None or any(name.startswith(p) or
+                                   any(p in a.decode(errors="replace") for a in argv[:2])
+                                   for p in programs):
+            pids.append(int(entry.name))
+    return pids
+
+
+def cpu_of(pids: list[int]) -> float:
+    """user + sys seconds of these processes so far (those gone since count nothing)."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / TICKS
+
+
+def own_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_load(cluster: Cluster, workload: dict, seconds: float, api: str | None = None,
+             during: Callable[[float], None] | None = None,
+             servers: list[int] | None = None) -> LoadResult:
+    """Prefill, then `seconds` of load; `during(elapsed)` is called about every 0.1 s."""
+    parsed = parse_workload({**workload, "duration_s": None})
+    driver = driver_for(cluster, parsed, api)
+    driver.connect()
+    samples: list[Sample] = []
+    session = LoadSession(driver, parsed, samples.extend, flush_every_s=1.0)
+    try:
+        if parsed.prefill:
+            session.prefill()
+        servers = servers if servers is not None else lab_pids(cluster.kind)
+        cpu0, server0 = own_cpu(), cpu_of(servers)
+        started = time.monotonic()
+        session.start()
+        while (elapsed := time.monotonic() - started) < seconds:
+            if during is not None:
+                during(elapsed)
+            time.sleep(0.1)
+        session.stop()
+        elapsed = time.monotonic() - started
+        cpu, server = own_cpu() - cpu0, cpu_of(servers) - server0
+        loop = session.loop
+        return LoadResult(
+            seconds=elapsed, submitted=loop.submitted, ops=sum(s.ops for s in samples),
+            errors=sum(s.error_count for s in samples), missed=sum(s.missed for s in samples),
+            cpu_s=cpu, server_cpu_s=server, lag_s=list(loop.lag_s), samples=samples)
+    finally:
+        _clean(session, driver)
+
+
+def _clean(session: LoadSession, driver) -> None:
+    remove_all(driver, session.acknowledged())
+    driver.close()
+
+
+def remove_all(driver, entries: list[Entry]) -> None:
+    """Delete these objects through the driver, all submitted at once, waiting for each."""
+    left = threading.Semaphore(0)
+    for entry in entries:
+        driver.delete(entry.container, entry.name, lambda *_: left.release())
+    for _ in entries:
+        left.acquire(timeout=30)

@@ -1,0 +1,69 @@
+"""What a benchmark reports: rows of figures, each against its reference and its target.
+
+Every benchmark prints its rows as it measures them and, with `--json FILE`, writes them
+for bench/run_all.py, which gathers them into one summary. A row that misses its target
+says why in `gap`: an honest statement, never a silent pass.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class Row:
+    id: str  # P1-ceph, P2-swift, ...
+    what: str
+    value: float | None  # Faultline's figure
+    unit: str
+    reference: float | None = None  # the reference tool's figure, same session
+    reference_name: str = ""
+    target: str = ""  # the target as the issue states it
+    met: bool | None = None
+    gap: str = ""  # why a target is not met (or could not be measured)
+    detail: dict = field(default_factory=dict)
+
+    @property
+    def ratio(self) -> float | None:
+        if self.value is None or not self.reference:
+            return None
+        return self.value / self.reference
+
+    def line(self) -> str:
+        value = "n/a" if self.value is None else f"{self.value:,.3f} {self.unit}"
+        ref = ""
+        if self.reference is not None:
+            ref = f" | {self.reference_name} {self.reference:,.3f} {self.unit}"
+            if self.ratio is not None:
+                ref += f" | ratio {self.ratio:.3f}"
+        verdict = {True: "met", False: "NOT met", None: "n/a"}[self.met]
+        gap = f" ({self.gap})" if self.gap else ""
+        return f"{self.id:9} {self.what}: {value}{ref} | target {self.target}: {verdict}{gap}"
+
+
+def arguments(description: str) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--json", type=Path, help="write the rows here as JSON")
+    return parser
+
+
+def report(rows: list[Row], json_path: Path | None) -> None:
+    for row in rows:
+        print(row.line(), flush=True)
+    if json_path is not None:
+        json_path.write_text(json.dumps([asdict(r) | {"ratio": r.ratio} for r in rows],
+                                        indent=2))
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def fail(message: str) -> None:
+    print(f"bench: {message}", file=sys.stderr)
+    sys.exit(2)

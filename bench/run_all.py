@@ -1,0 +1,84 @@
+"""`make bench`: every benchmark, one after the other (never two loads on the labs at once),
+each in its own process; their rows are printed as they come and gathered in
+bench/results/summary.json with the machine and the commit they were measured on.
+
+    .venv/bin/python -m bench.run_all [--only P1-ceph,P5,...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "bench" / "results"
+# P5 last: it takes the labs down and up again
+BENCHMARKS = [
+    ("P6", "bench.p6_service", []),
+    ("P1-ceph", "bench.p1_ceph", []),
+    ("P1-swift", "bench.p1_swift", []),
+    ("P2", "bench.p2_cpu", []),
+    ("P3", "bench.p3_openloop", []),
+    ("P5", "bench.p5_lab_startup", []),
+]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--only", help="comma-separated ids (P1-ceph, P2, ...)")
+    args = parser.parse_args()
+    chosen = set(args.only.split(",")) if args.only else None
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    summary = {"started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+               "commit": _commit(), "machine": _machine(), "benchmarks": {}}
+    failed = []
+    for name, module, extra in BENCHMARKS:
+        if chosen is not None and name not in chosen:
+            continue
+        print(f"== {name} ({module})", flush=True)
+        with tempfile.NamedTemporaryFile(suffix=".json") as out:
+            began = time.monotonic()
+            done = subprocess.run([sys.executable, "-m", module, "--json", out.name, *extra],
+                                  cwd=REPO)
+            rows = json.loads(Path(out.name).read_text() or "[]") if done.returncode == 0 \
+                else []
+        summary["benchmarks"][name] = {"exit": done.returncode, "rows": rows,
+                                       "seconds": round(time.monotonic() - began, 1)}
+        if done.returncode != 0:
+            failed.append(name)
+    path = RESULTS / "summary.json"
+    path.write_text(json.dumps(summary, indent=2))
+    print("\n== summary")
+    for name, result in summary["benchmarks"].items():
+        for row in result["rows"]:
+            verdict = {True: "met", False: "NOT met", None: "n/a"}[row["met"]]
+            ratio = f", ratio {row['ratio']:.3f}" if row.get("ratio") is not None else ""
+            value = "n/a" if row["value"] is None else f"{row['value']:,.3f} {row['unit']}"
+            print(f"{row['id']:9} {row['what']}: {value}{ratio}; target {row['target']}: "
+                  f"{verdict}{' (' + row['gap'] + ')' if row['gap'] else ''}")
+        if result["exit"] != 0:
+            print(f"{name}: the benchmark itself failed (exit {result['exit']})")
+    print(f"written: {path}")
+    sys.exit(1 if failed else 0)
+
+
+def _commit() -> str:
+    done = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO,
+                          capture_output=True, text=True)
+    return done.stdout.strip()
+
+
+def _machine() -> dict:
+    return {"cpus": os.cpu_count(), "platform": platform.platform(),
+            "python": platform.python_version()}
+
+
+if __name__ == "__main__":
+    main()
