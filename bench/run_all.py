@@ -26,6 +26,7 @@ BENCHMARKS = [
     ("P1-swift", "bench.p1_swift", []),
     ("P2", "bench.p2_cpu", []),
     ("P3", "bench.p3_openloop", []),
+    ("P4", "bench.p4_sampling", []),
     ("P5", "bench.p5_lab_startup", []),
 ]
 

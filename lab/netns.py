@@ -128,6 +128,13 @@ def create_node(node: LabNode) -> None:
     _ip("link", "set", node.veth, "up")
 
 
+def delete_node(node: LabNode) -> None:
+    """Remove one node's veth pair and namespace (the bridge stays)."""
+    _ip("link", "del", node.veth, check=False)
+    if netns_exists(node.netns):
+        _ip("netns", "del", node.netns, check=False)
+
+
 def create_network(network: LabNetwork, nodes: list[LabNode]) -> None:
     create_bridge(network)
     for node in nodes:

@@ -20,8 +20,8 @@ from .openloop import OpenLoop, op_chooser
 
 class ClosedLoop(OpenLoop):
     def start(self) -> None:
-        self._choose = op_chooser(self.workload.mix, self.workload.seed)
-        self._rng = random.Random(self.workload.seed + 1)
+        self._choose = op_chooser(self.workload.mix, self.seed)
+        self._rng = random.Random(self.seed + 1)
         self._draw = threading.Lock()  # the choosers are not thread-safe
         self._slots: queue.SimpleQueue[bool] = queue.SimpleQueue()
         self._issuing = threading.local()

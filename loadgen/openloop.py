@@ -53,8 +53,15 @@ def container_names(workload: Workload) -> list[str]:
 
 class OpenLoop:
     def __init__(self, driver: AsyncDriver, workload: Workload, recorder: SampleRecorder,
-                 ledger: Ledger, payloads: PayloadSource, name_prefix: str):
+                 ledger: Ledger, payloads: PayloadSource, name_prefix: str,
+                 stream: int = 0, phase_s: float = 0.0):
+        """`stream` picks the random sequences (one per driver of a run, so several drivers
+        do not all draw the same operations); `phase_s` delays every intended start (the
+        drivers of a run interleave their schedules instead of starting in lockstep)."""
         self.driver = driver
+        self.seed = workload.seed + 7919 * stream
+        self.phase_s = phase_s
+        self.clock = time.monotonic  # a test may drive the schedule with a fake clock
         self.workload = workload
         self.recorder = recorder
         self.ledger = ledger
@@ -92,14 +99,14 @@ class OpenLoop:
             log.exception(self.failure)
 
     def _schedule(self) -> None:
-        choose = op_chooser(self.workload.mix, self.workload.seed)
-        rng = random.Random(self.workload.seed + 1)
-        start = time.monotonic()
+        choose = op_chooser(self.workload.mix, self.seed)
+        rng = random.Random(self.seed + 1)
+        start = self.clock()
         end = start + self.workload.duration_s if self.workload.duration_s else None
-        for intended in intended_starts(start, self.workload.rate):
+        for intended in intended_starts(start + self.phase_s, self.workload.rate):
             if self._stop.is_set() or (end is not None and intended >= end):
                 return
-            delay = intended - time.monotonic()
+            delay = intended - self.clock()
             if delay > 0 and self._stop.wait(delay):
                 return
             op = choose()
@@ -120,7 +127,7 @@ class OpenLoop:
             self.in_flight += 1
             self.submitted += 1
         if len(self.lag_s) < 100_000:
-            self.lag_s.append(time.monotonic() - intended)
+            self.lag_s.append(self.clock() - intended)
         if op == "write":
             container = self.containers[rng.randrange(len(self.containers))]
             name = f"{self.name_prefix}-{next(self._names)}"
@@ -138,7 +145,7 @@ class OpenLoop:
         def done(ok: bool, nbytes: int, error_class: str | None, data: bytes | None) -> None:
             # runs in the driver's completion thread: whatever happens, the slot is freed
             try:
-                now = time.monotonic()
+                now = self.clock()
                 if ok and op == "read" and data != self.payloads.content(name, size):
                     ok, error_class = False, "corrupt"
                 if ok:

@@ -28,7 +28,10 @@ SampleSink = Callable[[list[Sample]], None]
 
 class LoadSession:
     def __init__(self, driver: AsyncDriver, workload: Workload, sink: SampleSink,
-                 flush_every_s: float = 2.0, tag: str | None = None):
+                 flush_every_s: float = 2.0, tag: str | None = None, stream: int = 0,
+                 phase_s: float = 0.0):
+        """`stream` and `phase_s`: see OpenLoop (one driver of several). The payloads depend
+        on the seed only, so any driver (or the run's control) can verify any object."""
         self.driver = driver
         self.workload = workload
         self.sink = sink
@@ -36,7 +39,9 @@ class LoadSession:
         self.tag = tag or uuid.uuid4().hex[:8]
         lo, hi = workload.size_range()
         self.payloads = PayloadSource(workload.seed, lo, hi)
-        self.ledger = Ledger(workload.seed)
+        self.ledger = Ledger(workload.seed + 7919 * stream)
+        self.stream = stream
+        self.phase_s = phase_s
         self.recorder: SampleRecorder | None = None
         self.loop: OpenLoop | None = None
         self.started_at: float | None = None
@@ -73,13 +78,20 @@ class LoadSession:
                                f"(first: {failures[0]})")
         return len(names)
 
-    def start(self) -> None:
+    def start(self, at: float | None = None) -> None:
+        """Start now, or at the wall-clock time `at`: the drivers of a run all start at one
+        agreed time, so their seconds line up and merge."""
+        if at is not None:
+            time.sleep(max(0.0, at - time.time()))
         wall, mono = time.time(), time.monotonic()
+        if at is not None:  # count seconds from the agreed time, not from a late wake-up
+            wall, mono = at, mono - (wall - at)
         self.started_at = wall
         self.recorder = SampleRecorder(wall, mono)
         engine = ClosedLoop if self.workload.workers else OpenLoop
         self.loop = engine(self.driver, self.workload, self.recorder, self.ledger,
-                           self.payloads, name_prefix=self.tag)
+                           self.payloads, name_prefix=self.tag, stream=self.stream,
+                           phase_s=self.phase_s)
         self.loop.start()
         self._flusher = threading.Thread(target=self._flush_loop, name="faultline-samples",
                                          daemon=True)

@@ -7,12 +7,14 @@ one message, and nothing is started for an invalid workload.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import math
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from .exceptions import WorkloadError
 
 OPS = ("read", "write", "delete")
+MAX_DRIVERS = 64
 
 
 @dataclass(frozen=True)
@@ -30,12 +32,21 @@ class Workload:
     duration_s: float | None = None  # None: as long as the experiment runs
     max_in_flight: int = 1024  # beyond this an intended start is counted as missed
     seed: int = 1
+    drivers: int = 1  # load drivers on as many hosts (`faultline worker --queue load`)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     def size_range(self) -> tuple[int, int]:
         return self.object_size, self.object_size_max or self.object_size
+
+    def share(self) -> Workload:
+        """What one of `drivers` drivers runs: its part of the rate, of the closed loop's
+        workers and of the prefilled objects. Their sum is the whole workload."""
+        n = self.drivers
+        return replace(self, drivers=1, rate=self.rate / n,
+                       workers=max(1, self.workers // n) if self.workers else None,
+                       objects_per_container=math.ceil(self.objects_per_container / n))
 
 
 def parse_workload(raw: dict[str, Any] | None) -> Workload:
@@ -91,6 +102,9 @@ def _check(w: Workload) -> list[str]:
     if w.duration_s is not None:
         number("duration_s", w.duration_s, 0, True)
     whole("max_in_flight", w.max_in_flight, 1)
+    whole("drivers", w.drivers, 1)
+    if isinstance(w.drivers, int) and w.drivers > MAX_DRIVERS:
+        problems.append(f"drivers must be <= {MAX_DRIVERS}, not {w.drivers}")
     whole("seed", w.seed, 0)
     if not isinstance(w.prefill, bool):
         problems.append(f"prefill must be true or false, not {w.prefill!r}")

@@ -10,25 +10,33 @@ import socket
 import click
 
 from . import db, experiments, queue, run_queue
-from .queue import RUNS_QUEUE, SCHEDULES_QUEUE
+from .queue import LOAD_QUEUE, RUNS_QUEUE, SCHEDULES_QUEUE
 
 
 @click.command("worker")
-@click.option("--concurrency", default=4, show_default=True,
-              help="Runs at once (each on another cluster: a cluster runs one at a time).")
+@click.option("--concurrency", type=int, default=None,
+              help="Jobs at once (default 4; 1 for --queue load alone). Runs on one cluster "
+                   "run one at a time whatever this is.")
 @click.option("--name", default=None, help="Worker name in logs (default: host and PID).")
-def worker_cmd(concurrency: int, name: str | None) -> None:
+@click.option("--queue", "queues", multiple=True,
+              type=click.Choice([RUNS_QUEUE, SCHEDULES_QUEUE, LOAD_QUEUE]),
+              help=f"Queues to take jobs from (repeatable; default: {RUNS_QUEUE} and "
+                   f"{SCHEDULES_QUEUE}). A driver host of runs on several hosts runs "
+                   f"`--queue {LOAD_QUEUE}`, one job at a time by default.")
+def worker_cmd(concurrency: int | None, name: str | None, queues: tuple[str, ...]) -> None:
     """Run queued experiments until stopped (Ctrl-C waits for the runs in progress)."""
+    queues = queues or (RUNS_QUEUE, SCHEDULES_QUEUE)
+    if concurrency is None:  # a load driver takes a host's CPU: one per host
+        concurrency = 1 if queues == (LOAD_QUEUE,) else 4
     if concurrency < 1:
         raise click.BadParameter("must be at least 1", param_hint="--concurrency")
     url = db.database_url()
     app = queue.make_app(url)
     logging.basicConfig(level=logging.INFO, format="[%(asctime)s %(levelname)s] %(message)s",
                         datefmt="%H:%M:%S")
-    click.echo(f"faultline worker on {db.libpq_url(url).split('@')[-1]}: queues {RUNS_QUEUE}, "
-               f"{SCHEDULES_QUEUE}; "
-               f"{concurrency} at once", err=True)
-    app.run_worker(queues=[RUNS_QUEUE, SCHEDULES_QUEUE], concurrency=concurrency,
+    click.echo(f"faultline worker on {db.libpq_url(url).split('@')[-1]}: queues "
+               f"{', '.join(queues)}; {concurrency} at once", err=True)
+    app.run_worker(queues=list(queues), concurrency=concurrency,
                    name=name or f"{socket.gethostname()}-{os.getpid()}",
                    additional_context={"database_url": url},
                    # a run ends with its rollbacks: never cut one short on shutdown

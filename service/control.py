@@ -52,6 +52,7 @@ from loadgen.session import LoadSession
 from . import db, figures
 from .abort_watch import AbortWatch
 from .cluster_lock import ClusterBusy, ClusterLock
+from .distributed_load import DistributedLoad, defer_driver_job
 from .fault_ledger_pg import use_database_ledger
 from .preflight import PreflightError, check_abort_on, check_run
 from .recording import RunNotQueued, RunRecorder, fail_queued
@@ -110,12 +111,18 @@ class RunControl:
         self.sampler = ClusterSampler(self.cluster, self.recorder.cluster_samples)
         self.sampler.start()
         self.driver.connect()
-        # unique across databases too: runs of another database share the pool
-        self.load = LoadSession(self.driver, self.workload, self._on_samples,
-                                tag=f"r{self.run_id}-{uuid.uuid4().hex[:6]}")
-        if self.workload.prefill:
-            count = self.load.prefill()
-            self.recorder.event("prefilled", objects=count)
+        if self.workload.drivers > 1:  # the drivers' jobs on the load queue carry the load
+            self.load = DistributedLoad(self.sessions, self.run_id, self.workload, self.driver,
+                                        defer_driver_job(db.database_url()))
+            count = self.load.prefill()  # queues the drivers, waits until each is ready
+            self.recorder.event("drivers_ready", drivers=self.workload.drivers, objects=count)
+        else:
+            # unique across databases too: runs of another database share the pool
+            self.load = LoadSession(self.driver, self.workload, self._on_samples,
+                                    tag=f"r{self.run_id}-{uuid.uuid4().hex[:6]}")
+            if self.workload.prefill:
+                count = self.load.prefill()
+                self.recorder.event("prefilled", objects=count)
         self._serve_metrics()
         self.abort_watch = AbortWatch(self.sessions, self.run_id, self.abort_on,
                                       self.fault_time, self._aborting)
@@ -234,7 +241,8 @@ class RunControl:
         try:
             if self.load is not None:
                 entries = self.load.acknowledged()
-                self.recorder.ledger(entries)
+                if not getattr(self.load, "records_its_ledger", False):
+                    self.recorder.ledger(entries)
                 logger.info(f"Verifying {len(entries)} acknowledged objects")
                 self.recorder.update(verify=self.load.verify().as_dict())
         except Exception as exc:  # the run's other records stay useful

@@ -116,6 +116,29 @@ class ClusterSample(Base):
     state: Mapped[dict[str, Any]] = mapped_column(default=dict)
 
 
+class RunDriver(Base):
+    """One load driver of a run whose workload names several (`drivers`): a job on the
+    `load` queue, run by whichever host's `faultline worker --queue load` takes it."""
+
+    __tablename__ = "run_drivers"
+
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"),
+                                        primary_key=True)
+    index: Mapped[int] = mapped_column(Integer, primary_key=True)
+    # queued -> ready (connected, prefilled) -> running -> stopped; or failed
+    state: Mapped[str] = mapped_column(String(20), default="queued")
+    host: Mapped[str | None] = mapped_column(String(255))
+    pid: Mapped[int | None] = mapped_column(Integer)
+    start_at: Mapped[float | None] = mapped_column(Float)  # agreed by the run, wall clock
+    stop_at: Mapped[float | None] = mapped_column(Float)
+    prefilled: Mapped[int] = mapped_column(Integer, default=0)
+    ops: Mapped[int] = mapped_column(BigInteger, default=0)
+    error: Mapped[str | None] = mapped_column(Text)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True),
+                                                 server_default=func.now(),
+                                                 onupdate=func.now())
+
+
 class LedgerEntry(Base):
     """An acknowledged write, so the verify phase can read it back."""
 

@@ -15,9 +15,11 @@ from . import db
 
 RUNS_QUEUE = "runs"
 SCHEDULES_QUEUE = "schedules"
+LOAD_QUEUE = "load"  # the load drivers of runs on several hosts (service.load_driver)
 NAMESPACE = "faultline"
 RUN_TASK = f"{NAMESPACE}:run_experiment"
 HEAL_TASK = f"{NAMESPACE}:heal_cluster"
+LOAD_TASK = f"{NAMESPACE}:drive_load"
 
 
 def make_app(url: str | None = None) -> procrastinate.App:

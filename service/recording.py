@@ -24,9 +24,13 @@ class RunNotQueued(Exception):
 class RunRecorder:
     """Owns one run row; thread-safe, since load, sampler and control all record."""
 
-    def __init__(self, sessions: sessionmaker[Session], run_id: int):
+    def __init__(self, sessions: sessionmaker[Session], run_id: int,
+                 one_of_several: bool = False):
+        """`one_of_several`: this records one of several load drivers of the run, whose
+        seconds hold only part of each second's operations."""
         self.sessions = sessions
         self.run_id = run_id
+        self.one_of_several = one_of_several
         self._lock = threading.Lock()
 
     @classmethod
@@ -67,7 +71,8 @@ class RunRecorder:
     def load_samples(self, samples: list[Sample]) -> None:
         """Every op type of a second comes in the same batch (loadgen.samples hands out
         whole seconds), so the second's p99 over all of them is merged here, once."""
-        second_p99 = second_p99_ms(samples)
+        # one driver of several has part of each second: its p99 is not the second's
+        second_p99 = {} if self.one_of_several else second_p99_ms(samples)
         rows = [{"run_id": self.run_id, "ts": s.ts, "op": s.op, "ops": s.ops,
                  "bytes": s.bytes, "errors": s.error_count, "errors_by_class": s.errors,
                  "missed": s.missed, "p50_ms": s.p50_ms, "p99_ms": s.p99_ms,

@@ -13,8 +13,8 @@ import logging
 
 import procrastinate
 
-from . import db, heal, heal_job, run_queue, run_supervisor, schedules, verdicts
-from .queue import RUNS_QUEUE, SCHEDULES_QUEUE
+from . import db, heal, heal_job, load_driver, run_queue, run_supervisor, schedules, verdicts
+from .queue import LOAD_QUEUE, RUNS_QUEUE, SCHEDULES_QUEUE
 
 logger = logging.getLogger(__name__)
 
@@ -24,6 +24,7 @@ def blueprint() -> procrastinate.Blueprint:
     bp = procrastinate.Blueprint()
     bp.task(name="run_experiment", queue=RUNS_QUEUE, pass_context=True)(run_experiment)
     bp.task(name="heal_cluster", queue=RUNS_QUEUE, pass_context=True)(heal_cluster)
+    bp.task(name="drive_load", queue=LOAD_QUEUE, pass_context=True)(drive_load)
     # procrastinate defers a periodic job once per minute, however many workers run
     bp.periodic(cron="* * * * *", periodic_id="schedules")(
         bp.task(name="tick_schedules", queue=SCHEDULES_QUEUE, pass_context=True)(
@@ -52,6 +53,13 @@ async def heal_cluster(context: procrastinate.JobContext, cluster: str,
     for result in results:
         logger.info(heal.format_result(result))
     return len(results)
+
+
+async def drive_load(context: procrastinate.JobContext, run_id: int, index: int) -> int:
+    """One load driver of a run on several hosts (service.load_driver), in a thread: its
+    driver's completions come from librados' or the Swift workers' own threads anyway."""
+    sessions = db.session_factory(context.additional_context["database_url"])
+    return await asyncio.to_thread(load_driver.drive, sessions, run_id, index)
 
 
 async def tick_schedules(context: procrastinate.JobContext, timestamp: int) -> int:

@@ -105,3 +105,19 @@ def test_a_non_numeric_object_size_with_a_max_is_reported_not_crashed_on():
 def test_an_unknown_key_is_reported_even_when_everything_else_is_valid():
     with pytest.raises(WorkloadError, match=r"^invalid workload: unknown key 'rte'$"):
         parse_workload({"rte": 10, "rate": 10})
+
+
+def test_a_share_of_several_drivers_sums_to_the_whole_workload():
+    workload = parse_workload({"rate": 300, "drivers": 3, "objects_per_container": 100})
+    share = workload.share()
+    assert share.rate * 3 == 300
+    assert share.drivers == 1
+    assert share.objects_per_container * 3 >= 100
+    assert share.seed == workload.seed  # the payloads: any driver can verify any object
+
+
+def test_the_drivers_must_make_sense():
+    with pytest.raises(WorkloadError, match="drivers must be >= 1, not 0"):
+        parse_workload({"drivers": 0})
+    with pytest.raises(WorkloadError, match="drivers must be <= 64, not 65"):
+        parse_workload({"drivers": 65})
