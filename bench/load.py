@@ -14,11 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from clusters.inventory import Cluster
+from loadgen.closedloop import ClosedLoop
 from loadgen.drivers import driver_for
-from loadgen.ledger import Entry
-from loadgen.samples import Sample, merge_histograms
+from loadgen.ledger import Entry, Ledger
+from loadgen.payload import PayloadSource
+from loadgen.samples import Sample, SampleRecorder, merge_histograms
 from loadgen.session import LoadSession
-from loadgen.workload import parse_workload
+from loadgen.workload import OPS, parse_workload
 
 TICKS = os.sysconf("SC_CLK_TCK")
 LAB_HOME = Path("/var/lib/faultline/lab")
@@ -131,3 +133,40 @@ def remove_all(driver, entries: list[Entry]) -> None:
         driver.delete(entry.container, entry.name, lambda *_: left.release())
     for _ in entries:
         left.acquire(timeout=30)
+
+
+def write_then_read(cluster: Cluster, api: str, seconds: float, in_flight: int, size: int,
+                    containers: int = 1) -> dict[str, float]:
+    """ops/s of Faultline's closed loop (`in_flight` always in flight): a write phase of
+    `seconds`, then a read phase of what it wrote; everything written is deleted after."""
+    workload = parse_workload({"containers": containers, "objects_per_container": 1,
+                               "object_size": size, "mix": {"write": 100}, "workers": in_flight,
+                               "prefill": False, "duration_s": seconds})
+    driver = driver_for(cluster, workload, api)
+    driver.connect()  # Swift: authenticates and creates the workload's containers
+    ledger, payloads = Ledger(workload.seed), PayloadSource(workload.seed, size, size)
+    tag = f"p1-{time.time_ns()}"
+    try:
+        rates = {}
+        for op in ("write", "read"):
+            phase = parse_workload({**workload.as_dict(), "mix": {op: 100}})
+            rates[op] = _closed_phase(driver, phase, ledger, payloads, tag)
+        return rates
+    finally:
+        remove_all(driver, ledger.entries())
+        driver.close()
+
+
+def _closed_phase(driver, workload, ledger, payloads, tag) -> float:
+    recorder = SampleRecorder(time.time(), time.monotonic())
+    loop = ClosedLoop(driver, workload, recorder, ledger, payloads, name_prefix=tag)
+    started = time.monotonic()
+    loop.start()
+    time.sleep(workload.duration_s)
+    loop.stop()
+    elapsed = time.monotonic() - started
+    samples = recorder.take_all(time.monotonic(), OPS)
+    errors = sum(s.error_count for s in samples)
+    if errors:
+        raise RuntimeError(f"{errors} errors in Faultline's {workload.mix} phase")
+    return sum(s.ops for s in samples) / elapsed

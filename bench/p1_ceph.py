@@ -11,15 +11,8 @@ import re
 import subprocess
 import time
 
-from loadgen.closedloop import ClosedLoop
-from loadgen.drivers import driver_for
-from loadgen.ledger import Ledger
-from loadgen.payload import PayloadSource
-from loadgen.samples import SampleRecorder
-from loadgen.workload import OPS, parse_workload
-
 from . import labs
-from .load import remove_all
+from .load import write_then_read
 from .results import Row, arguments, median, report
 
 IN_FLIGHT = 16
@@ -29,37 +22,7 @@ TARGET = 0.95
 
 def faultline(cluster, seconds: float) -> dict[str, float]:
     """ops/s of Faultline's closed loop: a write phase, then a read phase of what it wrote."""
-    workload = parse_workload({"containers": 1, "objects_per_container": 1,
-                               "object_size": SIZE, "mix": {"write": 100}, "workers": IN_FLIGHT,
-                               "prefill": False, "duration_s": seconds})
-    driver = driver_for(cluster, workload, "rados")
-    driver.connect()
-    ledger, payloads = Ledger(workload.seed), PayloadSource(workload.seed, SIZE, SIZE)
-    tag = f"p1-{time.time_ns()}"
-    try:
-        rates = {}
-        for op in ("write", "read"):
-            phase = parse_workload({**workload.as_dict(), "mix": {op: 100}})
-            rates[op] = _phase(driver, phase, ledger, payloads, tag)
-        return rates
-    finally:
-        remove_all(driver, ledger.entries())
-        driver.close()
-
-
-def _phase(driver, workload, ledger, payloads, tag) -> float:
-    recorder = SampleRecorder(time.time(), time.monotonic())
-    loop = ClosedLoop(driver, workload, recorder, ledger, payloads, name_prefix=tag)
-    started = time.monotonic()
-    loop.start()
-    time.sleep(workload.duration_s)
-    loop.stop()
-    elapsed = time.monotonic() - started
-    samples = recorder.take_all(time.monotonic(), OPS)
-    errors = sum(s.error_count for s in samples)
-    if errors:
-        raise RuntimeError(f"{errors} errors in Faultline's {workload.mix} phase")
-    return sum(s.ops for s in samples) / elapsed
+    return write_then_read(cluster, "rados", seconds, IN_FLIGHT, SIZE, 1)
 
 
 def rados_bench(cluster, seconds: float) -> dict[str, float]:

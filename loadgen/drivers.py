@@ -55,4 +55,6 @@ def driver_for(cluster: Cluster, workload: Workload,
     from .swift_driver import SwiftDriver
 
     return SwiftDriver(swift_credentials(cluster), containers=containers,
-                       concurrency=min(workload.max_in_flight, SWIFT_MAX_WORKERS))
+                       # a closed loop never has more than its workers in flight
+                       concurrency=min(workload.workers or workload.max_in_flight,
+                                       SWIFT_MAX_WORKERS))

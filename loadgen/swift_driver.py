@@ -14,6 +14,13 @@ must see each failure exactly once, classed by what the client saw:
 
 A 401 makes the request re-authenticate (loadgen/swift_http.py) and try once
 more, then the 401 is reported.
+
+A request submitted from a completion callback (the closed loop issues its next
+operation from there) is kept by the worker that ran the callback and sent next
+on its connection, instead of being queued: queueing it would wake one of the
+idle workers for nothing (the completing worker takes it back first), a few
+context switches per operation when the pool is larger than what is in flight.
+Only the first such request is kept; others from the same callback are queued.
 """
 
 from __future__ import annotations
@@ -73,6 +80,7 @@ class SwiftDriver:
         except ValueError as exc:
             raise DriverError(f"unusable Swift auth URL: {exc}") from None
         self._queue: queue.SimpleQueue[_Request | None] = queue.SimpleQueue()
+        self._kept = threading.local()  # a worker's `kept` list: its next request
         self._workers: list[threading.Thread] = []
         self._worker_connections: list[Connection] = []
         self._state_lock = threading.Lock()
@@ -196,11 +204,16 @@ class SwiftDriver:
             if self._closed or not self._workers:
                 raise DriverError("the Swift driver is " + ("closed" if self._closed
                                                             else "not connected"))
-            self._queue.put(request)
+            kept = getattr(self._kept, "kept", None)  # None unless on a worker
+            if kept is not None and not kept:
+                kept.append(request)  # sent next by this worker, before it reads the queue
+            else:
+                self._queue.put(request)
 
     def _work(self, conn: Connection) -> None:
+        self._kept.kept = kept = []
         try:
-            while (request := self._queue.get()) is not None:
+            while (request := kept.pop() if kept else self._queue.get()) is not None:
                 if self._abort.is_set():
                     self._finish(request.done, False, 0, "aborted", None)
                 else:
