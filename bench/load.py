@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from clusters.inventory import Cluster
+from lab import ceph_layout, swift_layout
 from loadgen.closedloop import ClosedLoop
 from loadgen.drivers import driver_for
 from loadgen.ledger import Entry, Ledger
@@ -23,7 +24,7 @@ from loadgen.session import LoadSession
 from loadgen.workload import OPS, parse_workload
 
 TICKS = os.sysconf("SC_CLK_TCK")
-LAB_HOME = Path("/var/lib/faultline/lab")
+LAB_HOMES = {"ceph": ceph_layout.default_home, "swift": swift_layout.default_home}
 
 
 @dataclass
@@ -52,22 +53,17 @@ class LoadResult:
 
 def lab_pids(kind: str, programs: tuple[str, ...] | None = None) -> list[int]:
     """The lab's daemons of this kind (their command line names the lab's home), read
-    from /proc; optionally only those whose program name is one of `programs`."""
-    home = str(LAB_HOME / kind)
+    from /proc; optionally only those whose program (or script, for Swift's Python
+    daemons) names one of `programs`."""
+    home = str(LAB_HOMES[kind]()).encode()
     pids = []
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
         try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
+            argv = (entry / "cmdline").read_bytes().split(b"\0") if entry.name.isdigit() else []
         except OSError:
             continue
-        if not any(home.encode() in a for a in argv):
-            continue
-        name = Path(argv[0].decode(errors="replace")).name
-        if programs is None or any(name.startswith(p) or
-                                   any(p in a.decode(errors="replace") for a in argv[:2])
-                                   for p in programs):
+        if any(home in a for a in argv) and (programs is None or any(
+                p.encode() in a for a in argv[:2] for p in programs)):
             pids.append(int(entry.name))
     return pids
 

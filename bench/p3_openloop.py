@@ -20,7 +20,7 @@ from loadgen.samples import merge_histograms
 
 from . import labs
 from .load import lab_pids, run_load
-from .results import Row, arguments, report
+from .results import Row, arguments, percentile, report
 
 WORKLOAD = {"containers": 2, "objects_per_container": 100, "object_size": 4096,
             "mix": {"read": 80, "write": 15, "delete": 5}, "ramp_s": 0, "baseline_s": 1}
@@ -31,11 +31,6 @@ STALLED = {"ceph": ("ceph-osd",), "swift": ("swift-proxy-server",)}
 def capacity(cluster) -> float:
     result = run_load(cluster, {**WORKLOAD, "workers": 16}, 10.0)
     return result.rate
-
-
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q / 100 * len(ordered)))]
 
 
 class Stall:
@@ -72,7 +67,7 @@ def measure(kind: str, seconds: float) -> list[Row]:
     steady = run_load(cluster, {**WORKLOAD, "rate": rate}, seconds)
     achieved = steady.submitted / steady.seconds
     lag_ms = [lag * 1000 for lag in steady.lag_s]
-    p50, p99 = statistics.median(lag_ms), _percentile(lag_ms, 99)
+    p50, p99 = statistics.median(lag_ms), percentile(lag_ms, 99)
     rate_met = abs(achieved / rate - 1) <= 0.01
     rows = [
         Row(f"P3-{kind}", f"open loop at 50% of capacity ({rate:g} ops/s) for {seconds:g} s: "

@@ -21,7 +21,7 @@ from loadgen.workload import parse_workload
 
 from . import labs
 from .load import remove_all
-from .results import Row, arguments, report
+from .results import Row, arguments, percentile, report
 
 WORKERS = 2
 PERCENTILES = (50, 90, 99, 99.9, 100)
@@ -91,7 +91,7 @@ def main() -> None:
         pooled.record_value(value)
     table = {}
     for p in PERCENTILES:
-        exact = pooled_raw[min(len(pooled_raw) - 1, int(p / 100 * len(pooled_raw)))]
+        exact = percentile(pooled_raw, p)
         table[str(p)] = {"merged_us": merged.get_value_at_percentile(p),
                          "pooled_hdr_us": pooled.get_value_at_percentile(p),
                          "raw_us": exact}

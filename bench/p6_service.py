@@ -32,7 +32,7 @@ import requests
 from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from bench.results import Row, arguments, fail, report
+from bench.results import Row, arguments, fail, percentile, report
 from clusters.ceph_admin import CephState
 from loadgen.samples import SampleRecorder
 from loadgen.verify import VerifyResult
@@ -72,30 +72,22 @@ OBJECTS = 620  # the pools' objects (the load's and RGW's), three copies each
 
 # --- the database ------------------------------------------------------------------------
 
-def _admin_dsn() -> str:
-    return f"host=127.0.0.1 port={pgserver.port()} user={pgserver.USER} dbname=postgres"
-
-
 def fresh_database() -> str:
     """Drop and create the bench's database, migrate it as production does; its URL."""
-    with psycopg.connect(_admin_dsn(), autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{DATABASE}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{DATABASE}"')
-    url = pgserver.url(DATABASE)
+    url = pgserver.recreate_database(DATABASE)
     db.migrate(url)
     return url
 
 
 def drop_database(url: str) -> None:
     db.engine(url).dispose()
-    with psycopg.connect(_admin_dsn(), autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{DATABASE}" WITH (FORCE)')
+    pgserver.drop_database(DATABASE)
 
 
 def stop_server_if_unused() -> None:
     """Stop the server this bench started, unless someone else began to use it meanwhile
     (tests on this machine reuse a running server and would lose their connections)."""
-    with psycopg.connect(_admin_dsn(), autocommit=True) as conn:
+    with psycopg.connect(pgserver.admin_dsn(), autocommit=True) as conn:
         others = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE datname IS NOT NULL"
                               " AND pid <> pg_backend_pid()").fetchone()[0]
     if others:
@@ -421,12 +413,6 @@ def log_in(base: str, name: str, password: str) -> requests.Session:
     return http
 
 
-def p95(values: list[float]) -> float:
-    """Nearest rank: the 19th fastest of 20."""
-    ordered = sorted(values)
-    return ordered[math.ceil(0.95 * len(ordered)) - 1]
-
-
 def timed(http: requests.Session, url: str, check) -> tuple[list[float], int]:
     """Milliseconds of each of TIMED requests after WARMUP ones, and the response's size."""
     times, size = [], 0
@@ -445,7 +431,7 @@ def timed(http: requests.Session, url: str, check) -> tuple[list[float], int]:
 
 
 def row(what: str, times: list[float], size: int, detail: dict[str, Any]) -> Row:
-    value = p95(times)
+    value = percentile(times, 95)
     met = value <= TARGET_MS
     return Row(id="P6", what=what, value=round(value, 1), unit="ms", target=TARGET, met=met,
                gap="" if met else f"p95 {value:.0f} ms over {TARGET_MS:.0f} ms",
@@ -521,7 +507,7 @@ def main() -> None:
                 times, size = timed(http, base + path, check)
                 rows.append(row(what, times, size, {"path": path, **extra, **common}))
                 print(f"P6: {path}: median {statistics.median(times):.1f} ms, p95 "
-                      f"{p95(times):.1f} ms", flush=True)
+                      f"{percentile(times, 95):.1f} ms", flush=True)
     finally:
         drop_database(url)
         if started_server:

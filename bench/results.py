@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 from dataclasses import asdict, dataclass, field
@@ -62,6 +63,12 @@ def report(rows: list[Row], json_path: Path | None) -> None:
 
 def median(values: list[float]) -> float:
     return statistics.median(values)
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Nearest rank: the smallest value with at least q% of the values at or below it."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
 
 
 def fail(message: str) -> None:

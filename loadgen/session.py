@@ -128,6 +128,11 @@ class LoadSession:
                         "they are not in the samples")
         self.sink(self._leftover + self.recorder.take_final(end_second, OPS))
 
+    @property
+    def failure(self) -> str | None:
+        """Why the load generator stopped by itself, if it did."""
+        return self.loop.failure if self.loop is not None else None
+
     def acknowledged(self) -> list[Entry]:
         return self.ledger.entries()
 

@@ -54,7 +54,7 @@ from .abort_watch import AbortWatch
 from .cluster_lock import ClusterBusy, ClusterLock
 from .distributed_load import DistributedLoad, defer_driver_job
 from .fault_ledger_pg import use_database_ledger
-from .preflight import PreflightError, check_abort_on, check_run
+from .preflight import PreflightError, check_run
 from .recording import RunNotQueued, RunRecorder, fail_queued
 from .sampler import ClusterSampler
 
@@ -70,7 +70,7 @@ class RunControl:
         self.experiment = experiment
         self.cluster = cluster_from_configuration(configuration)
         # before anything starts or changes
-        self.workload, self.api = check_run(experiment, self.cluster, arguments)
+        self.workload, self.api, self.abort_on = check_run(experiment, self.cluster, arguments)
         self.fault_name = arguments.get("fault") or _first_action(experiment)
         self.restore_name = arguments.get("restore")
         self.tail_s = float(arguments.get("tail_s", 10))
@@ -79,7 +79,7 @@ class RunControl:
         self.sessions = db.session_factory()
         self.recorder: RunRecorder | None = None
         self.sampler: ClusterSampler | None = None
-        self.load: LoadSession | None = None
+        self.load: LoadSession | DistributedLoad | None = None
         self.fault_ts: float | None = None
         self.restore_ts: float | None = None
         self.last_second: dict[str, float] = {}
@@ -87,10 +87,9 @@ class RunControl:
         self.lock: ClusterLock | None = None
         self.metrics = DriverMetrics()
         self.metrics_server = None
-        self.abort_on = check_abort_on(arguments)
         self.abort_watch: AbortWatch | None = None
         self.fault_started_ts: float | None = None
-        self.fault_unreported = False
+        self.fault_unreported = False  # the fault's action began and has not reported yet
 
     @property
     def run_id(self) -> int | None:
@@ -181,15 +180,17 @@ class RunControl:
             before = (activity.get("pauses") or {}).get("before")
             self.fault_started_ts = time.time() + (before if isinstance(before, int | float)
                                                    else 0)
+            self.fault_unreported = True
 
     def activity_done(self, activity: dict, result: dict | None) -> None:
         name = activity.get("name")
-        if self.fault_ts is None and self.fault_started_ts is not None and name != self.fault_name:
+        if name == self.fault_name:
+            self.fault_unreported = False
+        elif self.fault_unreported and self.fault_ts is None:
             # The fault's action never reported: the run was interrupted (a cancel, an abort)
             # during it or its pause. What comes next are its rollbacks, which must count
             # as its restore; end() writes the fault down from the journal.
             self.fault_ts = self.fault_started_ts
-            self.fault_unreported = True
             self.metrics.fault_active = True
         status = (result or {}).get("status")
         ts = _timestamp((result or {}).get("end")) or time.time()
@@ -224,7 +225,7 @@ class RunControl:
         error = None
         if self.abort_watch is not None:
             self.abort_watch.stop()
-        if self.fault_started_ts is not None and (self.fault_ts is None or self.fault_unreported):
+        if self.fault_unreported:
             self._record_unreported_fault(journal)
         try:
             if self.load is not None and self.load.started_at is not None:
@@ -241,7 +242,7 @@ class RunControl:
         try:
             if self.load is not None:
                 entries = self.load.acknowledged()
-                if not getattr(self.load, "records_its_ledger", False):
+                if not isinstance(self.load, DistributedLoad):  # its drivers stored theirs
                     self.recorder.ledger(entries)
                 logger.info(f"Verifying {len(entries)} acknowledged objects")
                 self.recorder.update(verify=self.load.verify().as_dict())
@@ -251,8 +252,8 @@ class RunControl:
         finally:
             if self.driver is not None:
                 self.driver.close()
-        if self.load is not None and self.load.loop is not None and self.load.loop.failure:
-            error = self.load.loop.failure
+        if self.load is not None and self.load.failure:
+            error = self.load.failure
         unrestored = self._check_restored(journal)
         if unrestored and journal is not None:
             journal["status"] = "failed"  # so `chaos run` exits non-zero too

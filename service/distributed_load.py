@@ -1,14 +1,14 @@
 """A run's load from several driver hosts (a workload with `drivers` > 1), seen from the run:
-the same calls as a LoadSession (prefill, start, stop, acknowledged, verify), carried out
-by the drivers' jobs on the `load` queue (service.load_driver) through the run_drivers
-table. The run's own driver connection only verifies.
+the same calls as a LoadSession (prefill, start, stop, failure, acknowledged, verify),
+carried out by the drivers' jobs on the `load` queue (service.load_driver) through the run_drivers
+table. The run's own driver connection only verifies. The drivers store their ledgers of
+acknowledged writes themselves.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
@@ -29,14 +29,7 @@ START_LEAD_S = 3.0  # the agreed start is this far ahead: every driver sees it i
 STOP_TIMEOUT_S = 60.0  # a driver drains its operations (bounded by the op timeout)
 
 
-@dataclass
-class _Failure:
-    failure: str | None = None
-
-
 class DistributedLoad:
-    records_its_ledger = True  # the drivers write theirs
-
     def __init__(self, sessions: sessionmaker[Session], run_id: int, workload: Workload,
                  driver, defer_driver):
         """`defer_driver(run_id, index)` puts one driver's job on the load queue."""
@@ -47,7 +40,7 @@ class DistributedLoad:
         self.defer_driver = defer_driver
         self.started_at: float | None = None
         self._stopped = False
-        self.loop = _Failure()  # as LoadSession.loop.failure: why the load died, if it did
+        self.failure: str | None = None  # as LoadSession.failure: why the load died
         lo, hi = workload.size_range()
         self.payloads = PayloadSource(workload.seed, lo, hi)
 
@@ -80,10 +73,10 @@ class DistributedLoad:
             self._wait(lambda d: d.state in ("stopped", "failed"), at - now + STOP_TIMEOUT_S,
                        "stopped")
         except LoadError as exc:
-            self.loop.failure = str(exc)
+            self.failure = str(exc)
         failed = [d for d in self._drivers() if d.state == "failed"]
         if failed:
-            self.loop.failure = "; ".join(f"load driver {d.index} on {d.host} failed: "
+            self.failure = "; ".join(f"load driver {d.index} on {d.host} failed: "
                                           f"{d.error}" for d in failed)
 
     def acknowledged(self) -> list[Entry]:

@@ -84,7 +84,7 @@ def _drive(sessions: sessionmaker[Session], state: _DriverState) -> int:
         entries = load.acknowledged()
         recorder.ledger(entries)
         ops = load.loop.submitted if load.loop else 0
-        failure = load.loop.failure if load.loop else None
+        failure = load.failure
         state.set(state="failed" if failure else "stopped", ops=ops, error=failure)
         return ops
     finally:

@@ -85,11 +85,29 @@ def stop() -> None:
                    "stop"], check=True)
 
 
+def admin_dsn() -> str:
+    """libpq DSN of the server's maintenance database, to create and drop databases."""
+    return f"host=127.0.0.1 port={port()} user={USER} dbname=postgres"
+
+
 def ensure_database(database: str) -> None:
     """Create the database if it does not exist."""
-    with psycopg.connect(f"host=127.0.0.1 port={port()} user={USER} dbname=postgres",
-                         autocommit=True) as conn:
+    with psycopg.connect(admin_dsn(), autocommit=True) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s",
                               (database,)).fetchone()
         if not exists:
             conn.execute(f'CREATE DATABASE "{database}"')
+
+
+def recreate_database(database: str) -> str:
+    """Drop the database (whoever is connected) and create it empty; its URL. For the tests
+    and the benchmarks, which each want a fresh database of their own."""
+    drop_database(database)
+    with psycopg.connect(admin_dsn(), autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{database}"')
+    return url(database)
+
+
+def drop_database(database: str) -> None:
+    with psycopg.connect(admin_dsn(), autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')

@@ -32,15 +32,16 @@ def default_api(cluster: Cluster) -> str:
 
 
 def check_run(experiment: dict[str, Any], cluster: Cluster,
-              arguments: dict[str, Any]) -> tuple[Workload, str]:
-    """Check everything a run needs; return its workload and load API."""
+              arguments: dict[str, Any]
+              ) -> tuple[Workload, str, list[abort_conditions.AbortCondition]]:
+    """Check everything a run needs; return its workload, load API and abort conditions."""
     workload = parse_workload(arguments.get("workload"))
-    check_abort_on(arguments)
+    abort_on = check_abort_on(arguments)
     api = arguments.get("api") or default_api(cluster)
     driver_for(cluster, workload, api).check_access()
     check_activities(experiment, cluster)
     check_nodes_reachable(cluster)
-    return workload, api
+    return workload, api, abort_on
 
 
 def check_abort_on(arguments: dict[str, Any]) -> list[abort_conditions.AbortCondition]:

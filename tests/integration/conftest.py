@@ -14,7 +14,6 @@ import sys
 import uuid
 from pathlib import Path
 
-import psycopg
 import pytest
 from flask import Blueprint
 from serving import served
@@ -51,11 +50,7 @@ def database_url():
         yield os.environ["DATABASE_URL"]
         return
     started = pgserver.ensure_running()
-    dsn = f"host=127.0.0.1 port={pgserver.port()} user={pgserver.USER} dbname=postgres"
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{TEST_DB}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{TEST_DB}"')
-    url = pgserver.url(TEST_DB)
+    url = pgserver.recreate_database(TEST_DB)
     db.migrate(url)  # the schema comes from the migrations, as in production
     os.environ["DATABASE_URL"] = url
     yield url

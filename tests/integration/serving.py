@@ -23,3 +23,12 @@ def chromium_page(**page_options) -> Iterator[Page]:
             yield browser.new_page(**page_options)
         finally:
             browser.close()
+
+
+def painted_pixels(page: Page, canvas_id: str) -> int:
+    """How many pixels of a canvas something was drawn on (a blank chart has none)."""
+    return page.evaluate("""(id) => {
+        const c = document.getElementById(id);
+        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++;
+        return n; }""", canvas_id)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from factories import figures, make_run
-from serving import chromium_page, served
+from serving import chromium_page, painted_pixels, served
 from sqlalchemy import delete
 from web_login import SECRET, log_in_browser
 
@@ -68,12 +68,7 @@ def test_ticked_runs_are_compared_on_one_chart_with_their_figures(two_runs, serv
             "4.000 s"
         assert page.inner_text(f"[data-run='{swift}'][data-field='api']") == "swift"
         assert SELF_HEALING in page.inner_text("#caveats")
-        painted = page.evaluate("""() => {
-            const c = document.getElementById('throughput');
-            const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-            let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++;
-            return n; }""")
-        assert painted > 1000
+        assert painted_pixels(page, "throughput") > 1000
         page.screenshot(path=str(tmp_path / "compare.png"), full_page=True)
 
 

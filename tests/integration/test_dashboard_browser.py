@@ -11,7 +11,7 @@ import pytest
 import yaml
 from dashboard_support import EXPERIMENTS, add_recovery, inventory_spec
 from factories import START, make_run
-from serving import chromium_page, served
+from serving import chromium_page, painted_pixels, served
 from sqlalchemy import delete
 from web_login import SECRET, log_in_browser
 
@@ -22,11 +22,6 @@ from service.recording import RunRecorder
 from service.web import create_app
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
-PAINTED = """(id) => {
-    const c = document.getElementById(id);
-    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-    let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++;
-    return n; }"""
 
 
 def _second(second: int) -> list[Sample]:
@@ -139,14 +134,14 @@ def test_the_dashboard_draws_runs_live_and_recorded_comparisons_schedules_and_cl
         for chart in charts:
             assert {"fault", "restored"} <= set(chart["marks"]), chart
         for canvas in ("throughput", "latency", "cluster"):
-            assert page.evaluate(PAINTED, canvas) > 1000, canvas
+            assert painted_pixels(page, canvas) > 1000, canvas
         assert "+0.00 s\tfault_injected" in page.inner_text("#timeline")
         page.screenshot(path=str(ARTIFACTS / "run-page.png"), full_page=True)
 
         # the comparison, overlaid on the fault
         page.goto(f"{server}/compare?runs={stored['run']},{stored['swift']}")
         page.wait_for_selector("#throughput[data-ready='1']", timeout=20_000)
-        assert page.evaluate(PAINTED, "throughput") > 1000
+        assert painted_pixels(page, "throughput") > 1000
         page.screenshot(path=str(ARTIFACTS / "compare-page.png"), full_page=True)
 
         # the schedules, and the series with its regression night
@@ -157,7 +152,7 @@ def test_the_dashboard_draws_runs_live_and_recorded_comparisons_schedules_and_cl
         colors = page.evaluate("""() => Chart.getChart(document.getElementById(
             'trend-0-time_to_full_redundancy_s')).data.datasets[0].pointBackgroundColor""")
         assert colors == ["#06c", "#06c", "#06c", "#c00"]
-        assert page.evaluate(PAINTED, "trend-0-time_to_full_redundancy_s") > 1000
+        assert painted_pixels(page, "trend-0-time_to_full_redundancy_s") > 1000
         assert "worse than the last 3 runs" in page.inner_text("tr.flagged")
         page.screenshot(path=str(ARTIFACTS / "schedule-page.png"), full_page=True)
 

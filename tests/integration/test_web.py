@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from serving import chromium_page, served
+from serving import chromium_page, painted_pixels, served
 from web_login import SECRET, log_in_browser
 
 from loadgen.samples import Sample, new_histogram
@@ -63,12 +63,7 @@ def test_run_page_shows_figures_and_draws_the_throughput_chart(recorded_run, ser
         assert page.inner_text("[data-figure='lost_objects']") == "0"
         assert "+0.00 s\tfault_injected" in page.inner_text("#timeline")
         # the chart drew something: the canvas is not blank
-        painted = page.evaluate("""() => {
-            const c = document.getElementById('throughput');
-            const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-            let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++;
-            return n; }""")
-        assert painted > 1000
+        assert painted_pixels(page, "throughput") > 1000
         page.screenshot(path=str(tmp_path / "run.png"), full_page=True)
 
 
