@@ -89,7 +89,7 @@ class RunControl:
         self.metrics_server = None
         self.abort_watch: AbortWatch | None = None
         self.fault_started_ts: float | None = None
-        self.fault_unreported = False  # the fault's action began and has not reported yet
+        self.fault_unreported = False
 
     @property
     def run_id(self) -> int | None:
@@ -180,17 +180,16 @@ class RunControl:
             before = (activity.get("pauses") or {}).get("before")
             self.fault_started_ts = time.time() + (before if isinstance(before, int | float)
                                                    else 0)
-            self.fault_unreported = True
 
     def activity_done(self, activity: dict, result: dict | None) -> None:
         name = activity.get("name")
-        if name == self.fault_name:
-            self.fault_unreported = False
-        elif self.fault_unreported and self.fault_ts is None:
+        if self.fault_ts is None and self.fault_started_ts is not None and name != self.fault_name:
             # The fault's action never reported: the run was interrupted (a cancel, an abort)
-            # during it or its pause. What comes next are its rollbacks, which must count
-            # as its restore; end() writes the fault down from the journal.
+            # during it or its pause (Chaos Toolkit may still call this for it, unfinished).
+            # What comes next are its rollbacks, which must count as its restore; end()
+            # writes the fault down from the journal.
             self.fault_ts = self.fault_started_ts
+            self.fault_unreported = True
             self.metrics.fault_active = True
         status = (result or {}).get("status")
         ts = _timestamp((result or {}).get("end")) or time.time()
@@ -225,7 +224,7 @@ class RunControl:
         error = None
         if self.abort_watch is not None:
             self.abort_watch.stop()
-        if self.fault_unreported:
+        if self.fault_started_ts is not None and (self.fault_ts is None or self.fault_unreported):
             self._record_unreported_fault(journal)
         try:
             if self.load is not None and self.load.started_at is not None:
