@@ -2,11 +2,11 @@
 list with 10,000 runs in the database; p95 of 20 requests each, target 300 ms.
 
 Everything runs for real: a database of its own (`faultline_bench_p6`) on the embedded
-PostgreSQL server (service.pgserver), made by the project's Alembic migrations and dropped
+PostgreSQL server (service.store.pgserver), made by the project's Alembic migrations and dropped
 at the end; the runs written through the models (the 1 h run through the recorder a real
 run writes with, its load samples produced by loadgen.samples.SampleRecorder with their HDR
-histograms, its figures computed by service.figures); the app of `faultline serve`
-(service.web.create_app) served over HTTP from a thread; a viewer logged in through the
+histograms, its figures computed by service.results.figures); the app of `faultline serve`
+(service.web.app.create_app) served over HTTP from a thread; a viewer logged in through the
 login form; each page fetched with requests, 3 warm-up requests, then 20 timed ones.
 
     .venv/bin/python -m bench.p6_service [--json FILE]
@@ -37,12 +37,13 @@ from clusters.ceph_admin import CephState
 from loadgen.samples import SampleRecorder
 from loadgen.verify import VerifyResult
 from loadgen.workload import OPS, Workload
-from service import db, figures, pgserver
 from service.accounts import services as accounts
-from service.models import ClusterSample, Event, LoadSample, Run
-from service.recording import RunRecorder
-from service.report import FIGURE_KEYS
-from service.web import create_app
+from service.results import figures
+from service.results.report import FIGURE_KEYS
+from service.store import db, pgserver
+from service.store.models import ClusterSample, Event, LoadSample, Run
+from service.store.recording import RunRecorder
+from service.web.app import create_app
 from service.web.server import served
 
 REPO = Path(__file__).resolve().parent.parent

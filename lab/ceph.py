@@ -285,19 +285,11 @@ def up(home: Path | None = None, timeout: float = HEALTH_TIMEOUT) -> dict[str, A
 
 
 def leftovers(home: Path | None = None) -> dict[str, list]:
-    """What of the lab is still on the machine: all lists are empty after a clean `down`."""
+    """What of the lab is still on the machine (lab.teardown.leftovers)."""
     lab = lab_at(home)
     pid_files = [lab.pid_file(d) for d in _ceph_daemons()] + [
         lab.ssh.pid_file(n) for n in lab.nodes]
-    return {
-        "processes": [str(p) for p in pid_files if procs.alive_pid(p) is not None],
-        "namespace_processes": [pid for ns in netns.existing_namespaces(NETWORK)
-                                for pid in netns.pids_in(ns)],
-        "mounts": disks.mounts_under(lab.home),
-        "loop_devices": disks.loop_devices_under(lab.home),
-        "namespaces": netns.existing_namespaces(NETWORK),
-        "links": netns.leftover_links(NETWORK),
-    }
+    return teardown.leftovers(lab.home, NETWORK, pid_files)
 
 
 def down(home: Path | None = None, purge: bool = False) -> dict[str, Any]:

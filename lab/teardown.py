@@ -1,12 +1,13 @@
 """What every lab's `down` does after its daemons stopped: free the disks, remove the
-network, optionally delete the data. Shared by the Ceph and the Swift lab."""
+network, optionally delete the data; and what of a lab is still on the machine. Shared by
+the Ceph and the Swift lab."""
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
 
-from . import disks, netns
+from . import disks, netns, procs
 from .ceph_layout import LabError
 
 
@@ -30,3 +31,18 @@ def remove(home: Path, network: netns.LabNetwork, purge: bool) -> list[int]:
             raise LabError(f"not purging {home}: still mounted: {disks.mounts_under(home)}")
         shutil.rmtree(home, ignore_errors=True)
     return stray
+
+
+def leftovers(home: Path, network: netns.LabNetwork, pid_files: list[Path]) -> dict[str, list]:
+    """What of a lab is still on the machine (its daemons by their pid files, processes in its
+    namespaces, mounts and loop devices under its home, its namespaces and links): all lists
+    are empty after a clean `down`."""
+    return {
+        "processes": [str(p) for p in pid_files if procs.alive_pid(p) is not None],
+        "namespace_processes": [pid for ns in netns.existing_namespaces(network)
+                                for pid in netns.pids_in(ns)],
+        "mounts": disks.mounts_under(home),
+        "loop_devices": disks.loop_devices_under(home),
+        "namespaces": netns.existing_namespaces(network),
+        "links": netns.leftover_links(network),
+    }

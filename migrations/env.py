@@ -1,4 +1,4 @@
-"""Alembic environment: the URL comes from the config (set by service.db) or DATABASE_URL."""
+"""Alembic environment: the URL comes from the config (set by service.store.db) or DATABASE_URL."""
 
 import os
 
@@ -6,7 +6,7 @@ from alembic import context
 from sqlalchemy import create_engine
 
 from service.accounts import models as _accounts  # noqa: F401  (puts users, api_tokens on Base)
-from service.models import Base
+from service.store.models import Base
 
 config = context.config
 target_metadata = Base.metadata

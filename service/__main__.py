@@ -1,5 +1,5 @@
 """`python -m service ...` is `faultline ...` (for when the console script is not on PATH)."""
 
-from .cli import main
+from .cli.group import main
 
 main(prog_name="faultline")

@@ -12,28 +12,32 @@
      +-- UnknownToken      no API token of that id
 """
 
+from __future__ import annotations
 
-class AccountError(Exception):
+from service.exceptions import Conflict, FaultlineError, InvalidInput, NotFound
+
+
+class AccountError(FaultlineError):
     """Root of every error about users and tokens."""
 
 
-class InvalidName(AccountError):
+class InvalidName(AccountError, InvalidInput):
     pass
 
 
-class InvalidRole(AccountError):
+class InvalidRole(AccountError, InvalidInput):
     pass
 
 
-class WeakPassword(AccountError):
+class WeakPassword(AccountError, InvalidInput):
     pass
 
 
-class UserExists(AccountError):
+class UserExists(AccountError, Conflict):
     pass
 
 
-class UnknownUser(AccountError):
+class UnknownUser(AccountError, NotFound):
     pass
 
 
@@ -49,5 +53,5 @@ class InvalidToken(AccountError):
     pass
 
 
-class UnknownToken(AccountError):
+class UnknownToken(AccountError, NotFound):
     pass

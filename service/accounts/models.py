@@ -7,7 +7,8 @@ from datetime import datetime
 from sqlalchemy import CheckConstraint, DateTime, ForeignKey, String, false, func
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from ..models import Base
+from service.store.models import Base
+
 from .roles import ROLES
 
 

@@ -24,7 +24,7 @@ from flask_login import current_user
 from flask_wtf.csrf import CSRFError, CSRFProtect
 from werkzeug.exceptions import default_exceptions
 
-from ..accounts.roles import check_role, role_at_least
+from service.accounts.roles import check_role, role_at_least
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 PUBLIC_ENDPOINTS = frozenset({"auth.login", "health.healthz", "static", "vendor"})

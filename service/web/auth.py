@@ -26,9 +26,10 @@ from flask_wtf import FlaskForm
 from wtforms import PasswordField, StringField
 from wtforms.validators import InputRequired
 
-from ..accounts import services
-from ..accounts.exceptions import BadCredentials, InvalidToken
-from ..accounts.models import User
+from service.accounts import services
+from service.accounts.exceptions import BadCredentials, InvalidToken
+from service.accounts.models import User
+
 from .access import require_role
 
 bp = Blueprint("auth", __name__)

@@ -4,7 +4,7 @@
 a form (a cluster of the experiment's kind, the workload pre-filled from the file, and a
 confirmation that names the blast radius: what each fault takes down on the chosen
 cluster). Posting it (an operator) checks the run and queues it through
-service.run_queue.enqueue: the web process never runs an experiment, a worker does. Bad
+service.jobs.run_jobs.enqueue: the web process never runs an experiment, a worker does. Bad
 input (an unknown cluster, a workload out of range, no confirmation) gives the form again
 with the message and a 400, and queues nothing.
 """
@@ -15,7 +15,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from chaoslib.exceptions import ChaosException
 from flask import (
     Blueprint,
     Flask,
@@ -28,16 +27,15 @@ from flask import (
 )
 from flask_login import current_user
 
-from clusters.exceptions import ClusterError, InventoryError
-from loadgen.exceptions import LoadError
+from clusters.exceptions import InventoryError
+from service.experiments import documents as experiments
+from service.experiments.catalogue import CatalogueError, ExperimentEntry, experiment, suites
+from service.experiments.catalogue import experiments as all_experiments
+from service.experiments.fault_scope import GUARD_NOTE, fault_scopes
+from service.jobs.run_jobs import enqueue
 
-from .. import experiments
-from ..experiment_catalogue import CatalogueError, ExperimentEntry, experiment, suites
-from ..experiment_catalogue import experiments as all_experiments
-from ..fault_scope import GUARD_NOTE, fault_scopes
-from ..preflight import PreflightError
-from ..run_queue import QueueError, enqueue
 from .context import clusters, experiments_dir, inventory, queue_app, sessions
+from .errors import REQUEST_ERRORS, FormError
 
 bp = Blueprint("catalogue", __name__)
 
@@ -47,12 +45,6 @@ FIELDS = (("rate", "rate (ops/s, open loop)", float), ("object_size", "object si
           ("objects_per_container", "objects per container", int),
           ("baseline_s", "baseline window (s)", float))
 MIX = ("read", "write", "delete")
-RUN_ERRORS = (experiments.ExperimentError, PreflightError, ClusterError, LoadError, QueueError,
-              ChaosException)
-
-
-class FormError(ValueError):
-    """What is wrong with the submitted form."""
 
 
 @bp.get("/experiments")
@@ -90,14 +82,14 @@ def trigger(name: str):
             run_id = enqueue(sessions(), queue, document, cluster=cluster,
                              inventory=inventory(), experiment_path=entry.path,
                              workload=workload, requested_by=current_user.name)
-    except (FormError, *RUN_ERRORS) as exc:
+    except REQUEST_ERRORS as exc:
         return _form(entry, targets, values, str(exc), inventory_error), 400
     flash(f"run {run_id} queued on {cluster}: a worker starts it when the cluster is free")
     return redirect(url_for("runs.show", run_id=run_id))
 
 
 def parse_form(form) -> dict[str, Any]:
-    """The workload overrides the form gives; their ranges are service.run_queue's to check
+    """The workload overrides the form gives; their ranges are service.jobs.run_jobs's to check
     (loadgen.workload.parse_workload), with its messages."""
     workload: dict[str, Any] = {}
     for key, _label, kind in FIELDS:

@@ -16,8 +16,8 @@ from flask import Blueprint, Flask, abort, jsonify, render_template
 from clusters.exceptions import InventoryError
 from clusters.inventory import Cluster
 from clusters.power import controller_of
+from service.monitoring.cluster_health import cluster_health
 
-from ..cluster_health import cluster_health
 from .context import clusters, inventory
 
 bp = Blueprint("clusters", __name__)

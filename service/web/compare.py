@@ -2,15 +2,15 @@
 
 `/compare?runs=1,2,3` (or `?runs=1&runs=2`, as the run list's form sends it).
 The chart reads each run's `/runs/<id>/series.json`; the figures table and the
-caveats come from service.compare.
+caveats come from service.results.comparison.
 """
 
 from __future__ import annotations
 
 from flask import Blueprint, Flask, abort, current_app, render_template, request, url_for
 
-from ..compare import CompareError, compare, format_value, parse_run_ids
-from ..figures import RunNotFound
+from service.results.comparison import CompareError, compare, format_value, parse_run_ids
+from service.results.figures import RunNotFound
 
 bp = Blueprint("compare", __name__)
 

@@ -1,5 +1,5 @@
-"""What the dashboard's views share: the database sessions, the job queue (the API's
-handle: `with queue_app() as app:`), the inventory
+"""What the dashboard's views and the API share: the database sessions, the job queue
+(`with queue_app() as app:`), the inventory
 and the experiment catalogue of the app, and who may do what in a template.
 
 Configuration keys (create_app's config): DATABASE_URL; INVENTORY (default
@@ -10,18 +10,33 @@ or the repository's experiments/).
 from __future__ import annotations
 
 import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
+import procrastinate
 from flask import Flask, current_app
 from flask_login import current_user
 from sqlalchemy.orm import Session, sessionmaker
 
 from clusters.inventory import Cluster, load_inventory
 from clusters.paths import default_inventory
+from service.accounts.roles import role_at_least
+from service.experiments.catalogue import DEFAULT_DIR
+from service.jobs.app import make_app
 
-from ..accounts.roles import role_at_least
-from ..api.context import queue_app  # noqa: F401  (one queue handle for the whole app)
-from ..experiment_catalogue import DEFAULT_DIR
+QUEUE = "faultline.queue"
+
+
+@dataclass(frozen=True)
+class QueueHandle:
+    """The Flask app's procrastinate app, made once. run_jobs opens and closes it around
+    each use, which two request threads must not interleave: hence the lock."""
+
+    app: procrastinate.App
+    lock: threading.Lock
 
 
 def sessions() -> sessionmaker[Session]:
@@ -48,5 +63,14 @@ def may(role: str) -> bool:
     return bool(current_user.is_authenticated and role_at_least(current_user.role, role))
 
 
+@contextmanager
+def queue_app() -> Iterator[procrastinate.App]:
+    """The app's one queue handle, for the pages and the API alike."""
+    handle: QueueHandle = current_app.extensions[QUEUE]
+    with handle.lock:
+        yield handle.app
+
+
 def init_app(app: Flask) -> None:
     app.jinja_env.globals["may"] = may
+    app.extensions[QUEUE] = QueueHandle(make_app(app.config["DATABASE_URL"]), threading.Lock())

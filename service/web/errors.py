@@ -1,12 +1,88 @@
-"""Errors of a JSON request come back as JSON: `{"error": "run 42 does not exist"}` with the
-status, whatever view aborted; pages keep Flask's HTML error pages."""
+"""Errors on the web, in one place: the web's own errors, and the one table that gives any
+error its HTTP status (the API's JSON errors, the dashboard's forms).
+
+    WebError                        raised by the views themselves
+     +-- FormError              400 what is wrong with a submitted form
+     +-- ApiError
+          +-- BadRequest        400 an invalid body, field or query parameter
+          +-- ApiNotFound       404 the resource of the path does not exist
+          +-- ApiConflict       409 the resource is not in a state that allows it
+          +-- UnsupportedMedia  415 a body that is not sent as JSON
+
+The services raise their own errors, each of a kind (service.exceptions): 400 for what a
+request got wrong (an invalid experiment, workload, cron, suite; an unknown cluster named in
+a body), 404 for what the path names and does not exist, 409 for a state conflict (a
+duplicate name, nothing to cancel, deleting a file experiment). A missing thing named in a
+body is a 400: API views wrap such lookups in `named_in_body` (service.web.api.errors).
+
+Errors of a JSON request come back as JSON: `{"error": "run 42 does not exist"}` with the
+status, whatever view aborted; pages keep Flask's HTML error pages.
+"""
 
 from __future__ import annotations
 
+from chaoslib.exceptions import ChaosException
 from flask import Flask, jsonify
 from werkzeug.exceptions import HTTPException
 
+from clusters.exceptions import ClusterError, InventoryError, UnknownCluster
+from loadgen.exceptions import LoadError
+from service.exceptions import Conflict, FaultlineError, InvalidInput, NotFound
+
 from .access import wants_json
+
+
+class WebError(FaultlineError):
+    """Root of the errors the web's views raise themselves."""
+
+
+class FormError(WebError, InvalidInput):
+    """What is wrong with the submitted form."""
+
+
+class ApiError(WebError):
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+class BadRequest(ApiError, InvalidInput):
+    pass
+
+
+class ApiNotFound(ApiError, NotFound):
+    pass
+
+
+class ApiConflict(ApiError, Conflict):
+    pass
+
+
+class UnsupportedMedia(ApiError):
+    pass
+
+
+STATUS: tuple[tuple[type[BaseException], int], ...] = (
+    (UnsupportedMedia, 415),
+    (UnknownCluster, 400),
+    (InventoryError, 500),  # the server's inventory file is missing or broken
+    (ClusterError, 400),
+    (LoadError, 400),  # WorkloadError: a workload out of range
+    (ChaosException, 400),  # chaoslib found the experiment invalid
+    (NotFound, 404),
+    (Conflict, 409),  # before InvalidInput: a duplicate schedule's name is both
+    (InvalidInput, 400),
+)
+# what a request can get wrong: a form shows it again with the message
+REQUEST_ERRORS = (FaultlineError, ClusterError, LoadError, ChaosException)
+
+
+def status_of(exc: BaseException) -> int | None:
+    """The HTTP status of an error a request caused, or None for one it did not."""
+    for kind, status in STATUS:
+        if isinstance(exc, kind):
+            return status
+    return None
 
 
 def _http_error(exc: HTTPException):

@@ -1,7 +1,7 @@
-"""Prometheus' side of the service: `/metrics` (service.metrics, read from the database at
-each scrape), `/prometheus/targets`, an HTTP service discovery document of the load
+"""Prometheus' side of the service: `/metrics` (service.monitoring.metrics, read from the
+database at each scrape), `/prometheus/targets`, an HTTP service discovery document of the load
 drivers of the runs going on, labelled with run_id, cluster and experiment, and
-`/clusters/<name>/metrics`, a Swift cluster's recon as metrics (service.swift_metrics;
+`/clusters/<name>/metrics`, a Swift cluster's recon as metrics (service.monitoring.swift_metrics;
 Ceph's come from its mgr's prometheus module).
 
 Both need a viewer, like every page: Prometheus sends an API token (`authorization:
@@ -16,10 +16,10 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import select
 
 from clusters.exceptions import InventoryError
+from service.monitoring import swift_metrics
+from service.monitoring.metrics import experiment_name, registry
+from service.store.models import Run
 
-from .. import swift_metrics
-from ..metrics import experiment_name, registry
-from ..models import Run
 from .context import clusters, sessions
 
 bp = Blueprint("prometheus", __name__)

@@ -15,10 +15,12 @@ from pathlib import Path
 from flask import Blueprint, Flask, Response, abort, render_template, request
 from markupsafe import Markup
 
-from ..compare import CompareError, compare, format_value
-from ..figures import RunNotFound, get_run
-from ..report import FIGURE_KEYS, report_dict
-from ..run_series import run_series
+from service.results.comparison import CompareError, compare, format_value
+from service.results.figures import RunNotFound, get_run
+from service.results.report import FIGURE_KEYS, report_dict
+from service.results.series import run_series
+
+from .assets import ASSETS, VENDOR_FILES
 from .compare import parse_run_ids
 from .context import sessions
 
@@ -30,8 +32,6 @@ SCRIPT_END = re.compile(r"</(script)", re.IGNORECASE)
 
 def inline_scripts() -> Markup:
     """The chart libraries and charts.js as inline <script> elements."""
-    from . import ASSETS, VENDOR_FILES  # the files /vendor/ serves
-
     files = [ASSETS / VENDOR_FILES["chart.umd.js"],
              ASSETS / VENDOR_FILES["chartjs-plugin-annotation.min.js"], STATIC / "charts.js"]
     parts = []

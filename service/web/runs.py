@@ -3,7 +3,7 @@ JSON, and cancelling a run.
 
 The page polls `/runs/<id>/series.json` every 2 s while the run is queued or running and
 reloads itself once the run has ended, so the figures, the verdict and the journal appear.
-Cancel asks the queue (service.run_queue.cancel): a queued run never starts, a running one
+Cancel asks the queue (service.jobs.run_jobs.cancel): a queued run never starts, a running one
 is interrupted and its rollbacks run.
 """
 
@@ -24,11 +24,19 @@ from flask import (
     url_for,
 )
 
-from ..figures import RunNotFound, get_run
-from ..report import FIGURE_KEYS, report_dict
-from ..run_history import KINDS, STATUSES, HistoryError, RunFilter, clusters_seen, find_runs
-from ..run_queue import QueueError, cancel
-from ..run_series import ACTIVE, MARKED, run_series, run_timeline
+from service.jobs.run_jobs import QueueError, cancel
+from service.results.figures import RunNotFound, get_run
+from service.results.history import (
+    KINDS,
+    STATUSES,
+    HistoryError,
+    RunFilter,
+    clusters_seen,
+    find_runs,
+)
+from service.results.report import FIGURE_KEYS, report_dict
+from service.results.series import ACTIVE, MARKED, run_series, run_timeline
+
 from .context import queue_app, sessions
 
 bp = Blueprint("runs", __name__)
@@ -72,7 +80,7 @@ def series(run_id: int):
     """Per-second ops, errors and p99 (summed over op types), the cluster's recovery
     (Ceph degraded and misplaced objects, active+clean PGs; Swift dispersion and handoff
     partitions), the events, and the run's status. `?since=<epoch seconds>`: only the
-    load and cluster points after it (service.run_series)."""
+    load and cluster points after it (service.results.series)."""
     since = request.args.get("since")
     try:
         since = float(since) if since else None

@@ -1,7 +1,7 @@
 """Schedules: the list (next run, last verdict), creating one, enabling, disabling and
 deleting it, and its series: each judged figure night after night, regressions marked.
 
-Every change goes through service.schedules, which checks everything a slot will need
+Every change goes through service.schedules.services, which checks everything a slot will need
 (the cron expression and time zone, the experiment or suite, the clusters, the workload)
 before it stores anything: bad input gives the form again with the message and a 400.
 """
@@ -26,15 +26,15 @@ from flask_login import current_user
 
 from clusters.exceptions import ClusterError, InventoryError
 from loadgen.exceptions import LoadError
+from service.experiments.catalogue import CatalogueError, experiment, suite, suites
+from service.experiments.catalogue import experiments as all_experiments
+from service.experiments.documents import ExperimentError
+from service.experiments.preflight import PreflightError
+from service.experiments.suites import SuiteError
+from service.schedules import services as service
+from service.schedules.series import last_verdicts, schedule_series
+from service.schedules.slots import ScheduleError
 
-from .. import schedules as service
-from ..experiment_catalogue import CatalogueError, experiment, suite, suites
-from ..experiment_catalogue import experiments as all_experiments
-from ..experiments import ExperimentError
-from ..preflight import PreflightError
-from ..schedule_series import last_verdicts, schedule_series
-from ..schedule_slots import ScheduleError
-from ..suite import SuiteError
 from .context import clusters, experiments_dir, inventory, sessions
 
 bp = Blueprint("schedules", __name__)

@@ -15,7 +15,7 @@ from flask import Flask
 from gunicorn.app.base import BaseApplication
 from werkzeug.serving import make_server
 
-from . import create_app
+from .app import create_app
 
 
 class DashboardServer(BaseApplication):

@@ -26,12 +26,15 @@ from clusters.inventory import load_cluster
 from clusters.paths import default_inventory
 from lab import ceph as ceph_lab
 from lab import swift as swift_lab
-from service import db, monitoring, pgserver, queue, run_queue
 from service.accounts import services as accounts
 from service.accounts.models import User
-from service.models import Run, Schedule, UploadedExperiment
-from service.web import create_app
+from service.jobs import run_jobs as run_queue
+from service.jobs.app import make_app
+from service.monitoring import embedded as monitoring
+from service.store import db, pgserver
+from service.store.models import Run, Schedule, UploadedExperiment
 from service.web.access import require_role
+from service.web.app import create_app
 
 REPO = Path(__file__).resolve().parents[2]
 TEST_DB = "faultline_test"
@@ -299,7 +302,7 @@ def api_as(api_app, api_token, sessions):
 
 @pytest.fixture
 def queue_app(database_url):
-    return queue.make_app(database_url)
+    return make_app(database_url)
 
 
 @pytest.fixture

@@ -14,8 +14,8 @@ import yaml
 from sqlalchemy import func, select, text
 from web_login import SECRET, csrf_token, log_in
 
-from service.models import Run
-from service.web import create_app
+from service.store.models import Run
+from service.web.app import create_app
 
 REPO = Path(__file__).resolve().parents[2]
 EXPERIMENTS = REPO / "experiments"
@@ -114,7 +114,7 @@ def add_recovery(session, run, kind: str = "ceph") -> None:
     31 s, back to full redundancy at 50 s; committed."""
     from factories import START
 
-    from service.models import ClusterSample, Event
+    from service.store.models import ClusterSample, Event
 
     for s in range(60):
         hurt = 31 <= s < 50

@@ -6,7 +6,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from service.models import Event, LoadSample, Run
+from service.store.models import Event, LoadSample, Run
 
 START = 1_700_000_000.0
 WORKLOAD = {"rate": 100, "object_size": 4096, "mix": {"read": 80, "write": 15, "delete": 5},
@@ -43,7 +43,7 @@ def make_run(session: Session, *, kind: str = "ceph", cluster: str | None = None
 
 def figures(**values: Any) -> dict[str, Any]:
     """A run's stored figures: the given values, every other figure None with a reason."""
-    from service.report import FIGURE_KEYS
+    from service.results.report import FIGURE_KEYS
 
     out: dict[str, Any] = {k: values.get(k) for k in FIGURE_KEYS}
     out.update({k: v for k, v in values.items() if k not in FIGURE_KEYS})

@@ -12,7 +12,7 @@ from sqlalchemy import delete, select
 from service.accounts import services
 from service.accounts.exceptions import InvalidToken
 from service.accounts.models import ApiToken, User
-from service.cli import main
+from service.cli.group import main
 
 PASSWORD = "correct horse battery"
 

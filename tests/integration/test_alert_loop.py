@@ -16,8 +16,8 @@ from sqlalchemy import func, select
 
 from clusters.inventory import load_cluster
 from clusters.paths import default_inventory
-from service.fault_ledger_pg import PgFaultLedger
-from service.models import Alert, Run
+from service.store.fault_ledger import PgFaultLedger
+from service.store.models import Alert, Run
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "tests" / "artifacts" / "alert-loop.json"

@@ -10,7 +10,7 @@ import pytest
 from factories import make_run
 from sqlalchemy import delete, func, select
 
-from service.models import Alert, Event, Run
+from service.store.models import Alert, Event, Run
 
 TOKEN = "a shared alert token for the tests"
 

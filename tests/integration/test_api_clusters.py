@@ -7,7 +7,7 @@ import json
 import pytest
 import yaml
 
-from service.cluster_info import is_secret
+from service.web.cluster_info import is_secret
 
 
 def _secret_values(value, under_secret: bool = False) -> set[str]:

@@ -6,7 +6,7 @@ import pytest
 from factories import figures, make_run
 from sqlalchemy import delete
 
-from service.models import Run
+from service.store.models import Run
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
-from service.models import Run, UploadedExperiment
+from service.store.models import Run, UploadedExperiment
 
 REPO = Path(__file__).resolve().parents[2]
 KILL_OSD = json.loads((REPO / "experiments" / "ceph-kill-osd.json").read_text())

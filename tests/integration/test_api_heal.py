@@ -12,10 +12,10 @@ from fake_restores import fault as fault_entry
 from fake_restores import install, unique_cluster
 from sqlalchemy import delete, text
 
-from service import heal_job
-from service.cluster_lock import ClusterBusy, ClusterLock
-from service.fault_ledger_pg import PgFaultLedger
-from service.models import FaultRecord
+from service.jobs.cluster_lock import ClusterBusy, ClusterLock
+from service.runs import heal_process
+from service.store.fault_ledger import PgFaultLedger
+from service.store.models import FaultRecord
 
 
 def _jobs(sessions) -> int:
@@ -124,7 +124,7 @@ def test_the_heal_job_restores_the_clusters_faults_while_it_holds_the_cluster(
         database_url, sessions, ledger_fault):
     entry, calls = ledger_fault
 
-    results = heal_job.heal_holding_cluster(database_url, entry.cluster, None, wait_s=0)
+    results = heal_process.heal_holding_cluster(database_url, entry.cluster, None, wait_s=0)
 
     assert [(r["key"], r["restored"], r["ledger"]) for r in results] == [
         ("daemon:osd.1", True, "database")]
@@ -138,7 +138,7 @@ def test_the_heal_job_does_not_heal_while_a_run_holds_the_cluster(database_url, 
     run_lock = ClusterLock(database_url, entry.cluster).acquire(sessions)
     try:
         with pytest.raises(ClusterBusy, match=f"cluster {entry.cluster} is busy"):
-            heal_job.heal_holding_cluster(database_url, entry.cluster, None, wait_s=0)
+            heal_process.heal_holding_cluster(database_url, entry.cluster, None, wait_s=0)
     finally:
         run_lock.release()
 
@@ -149,6 +149,6 @@ def test_the_heal_job_does_not_heal_while_a_run_holds_the_cluster(database_url, 
 def test_the_heal_job_runs_in_a_process_of_its_own(database_url, monkeypatch, tmp_path):
     monkeypatch.setenv("FAULTLINE_HOME", str(tmp_path))  # this machine's ledger file: empty
 
-    results = asyncio.run(heal_job.heal_in_process(database_url, unique_cluster(), None))
+    results = asyncio.run(heal_process.heal_in_process(database_url, unique_cluster(), None))
 
     assert results == []  # nothing to heal on a cluster of its own, and no error

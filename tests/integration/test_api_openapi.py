@@ -13,10 +13,10 @@ from factories import figures, make_run
 from openapi_spec_validator import validate
 from sqlalchemy import delete
 
-import service.api
-from service.models import Run
+import service.web.api
+from service.store.models import Run
 
-DOCUMENT = yaml.safe_load((Path(service.api.__file__).parent / "openapi.yaml").read_text())
+DOCUMENT = yaml.safe_load((Path(service.web.api.__file__).parent / "openapi.yaml").read_text())
 METHODS = {"get", "post", "put", "patch", "delete"}
 
 

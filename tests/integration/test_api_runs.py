@@ -11,8 +11,9 @@ import pytest
 from factories import figures, make_run
 from sqlalchemy import delete, func, select, text, update
 
-from service import queue
-from service.models import Run
+from service.jobs import names as queue
+from service.store.models import Run
+from service.worker.app import make_worker_app
 
 REPO = Path(__file__).resolve().parents[2]
 KILL_OSD = str(REPO / "experiments" / "ceph-kill-osd.json")
@@ -82,7 +83,7 @@ def test_posting_a_run_queues_it_with_a_job_that_holds_the_cluster_lock(operator
 
 def test_every_queue_app_defers_runs_to_the_queue_the_workers_read(database_url):
     # each Flask app (and test) makes its own procrastinate app from the same tasks
-    apps = [queue.make_app(database_url) for _ in range(2)]
+    apps = [make_worker_app(database_url) for _ in range(2)]
 
     assert [a.tasks[queue.RUN_TASK].queue for a in apps] == ["runs", "runs"]
     assert [a.tasks[queue.HEAL_TASK].queue for a in apps] == ["runs", "runs"]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import delete, func, select
 
-from service.models import Run, Schedule
+from service.store.models import Run, Schedule
 
 REPO = Path(__file__).resolve().parents[2]
 KILL_OSD = str(REPO / "experiments" / "ceph-kill-osd.json")

@@ -11,7 +11,7 @@ from sqlalchemy import create_engine, func, select
 from sqlalchemy.orm import Session
 
 from clusters.ceph_admin import CephAdmin
-from service.models import Run
+from service.store.models import Run
 
 REPO = Path(__file__).resolve().parents[2]
 EXPERIMENT = json.loads((REPO / "experiments" / "ceph-kill-osd.json").read_text())

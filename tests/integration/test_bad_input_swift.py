@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from clusters import services
 from clusters.paths import default_inventory
-from service.models import Run
+from service.store.models import Run
 
 REPO = Path(__file__).resolve().parents[2]
 EXPERIMENT = json.loads((REPO / "experiments" / "swift-kill-object-server.json").read_text())

@@ -12,7 +12,7 @@ from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
 
 from clusters.ceph_admin import CephAdmin
-from service.models import Event, LedgerEntry, Run
+from service.store.models import Event, LedgerEntry, Run
 
 REPO = Path(__file__).resolve().parents[2]
 EXPERIMENT = REPO / "experiments" / "ceph-kill-osd.json"

@@ -9,13 +9,13 @@ import time
 
 import pytest
 
-from service.cluster_lock import ClusterBusy, ClusterLock
-from service.recording import RunRecorder
+from service.jobs.cluster_lock import ClusterBusy, ClusterLock
+from service.store.recording import RunRecorder
 
 HOLD_IN_CHILD = """
 import sys, time
-from service import db
-from service.cluster_lock import ClusterLock
+from service.store import db
+from service.jobs.cluster_lock import ClusterLock
 lock = ClusterLock(sys.argv[1], sys.argv[2]).acquire(db.session_factory(sys.argv[1]))
 print("held", flush=True)
 time.sleep(600)

@@ -11,11 +11,12 @@ from factories import figures, make_run
 from sqlalchemy import delete, func, select
 
 from clusters.exceptions import NodeUnreachable
-from service import db, experiments
-from service.cli import main
-from service.compare import RGW_PATH, SELF_HEALING, CompareError, compare
-from service.figures import RunNotFound
-from service.models import Run
+from service.cli.group import main
+from service.experiments import documents as experiments
+from service.results.comparison import RGW_PATH, SELF_HEALING, CompareError, compare
+from service.results.figures import RunNotFound
+from service.store import db
+from service.store.models import Run
 
 REPO = Path(__file__).resolve().parents[2]
 CEPH_EXPERIMENT = "experiments/ceph-kill-osd.json"

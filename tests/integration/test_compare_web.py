@@ -8,10 +8,10 @@ from serving import chromium_page, painted_pixels, served
 from sqlalchemy import delete
 from web_login import SECRET, log_in_browser
 
-from service import db
-from service.compare import SELF_HEALING
-from service.models import Run
-from service.web import create_app
+from service.results.comparison import SELF_HEALING
+from service.store import db
+from service.store.models import Run
+from service.web.app import create_app
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from service import db
+from service.store import db
 
 REPO = Path(__file__).resolve().parents[2]
 COMPOSE = yaml.safe_load((REPO / "docker-compose.yml").read_text())

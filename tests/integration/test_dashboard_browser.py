@@ -16,10 +16,11 @@ from sqlalchemy import delete
 from web_login import SECRET, log_in_browser
 
 from loadgen.samples import Sample, new_histogram
-from service import db, figures
-from service.models import Run, Schedule
-from service.recording import RunRecorder
-from service.web import create_app
+from service.results import figures
+from service.store import db
+from service.store.models import Run, Schedule
+from service.store.recording import RunRecorder
+from service.web.app import create_app
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 

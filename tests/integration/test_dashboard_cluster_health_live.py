@@ -7,7 +7,7 @@ import pytest
 from web_login import SECRET, log_in
 
 from clusters.paths import default_inventory
-from service.web import create_app
+from service.web.app import create_app
 
 pytestmark = pytest.mark.lab
 

@@ -18,8 +18,8 @@ from serving import chromium_page, served
 from sqlalchemy import delete, select, text
 from web_login import SECRET, log_in_browser
 
-from service.models import Run
-from service.web import create_app
+from service.store.models import Run
+from service.web.app import create_app
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "tests" / "artifacts"

@@ -11,7 +11,7 @@ import pytest
 from dashboard_support import add_recovery, dash_app, dash_inventory, viewer  # noqa: F401
 from factories import figures, make_run
 
-from service.compare import SELF_HEALING
+from service.results.comparison import SELF_HEALING
 
 REFERENCE = re.compile(r"""\b(?:src|href|action)\s*=\s*["']?([^"'\s>]*)""", re.IGNORECASE)
 

@@ -1,4 +1,4 @@
-"""Schedules from the dashboard: made through service.schedules (checked before anything is
+"""Schedules from the dashboard: made through service.schedules.services (checked before anything is
 stored), switched on and off, deleted; and a schedule's series with its regressions marked."""
 # ruff: noqa: F811 (the fixtures imported from dashboard_support are parameters here)
 
@@ -20,7 +20,7 @@ from dashboard_support import (  # noqa: F401 (pytest fixtures)
 from factories import figures, make_run
 from sqlalchemy import func, select
 
-from service.models import Schedule
+from service.store.models import Schedule
 
 
 def _form(client, **changes) -> dict:

@@ -18,8 +18,8 @@ from dashboard_support import (  # noqa: F401 (pytest fixtures)
 )
 from sqlalchemy import text
 
-from service import run_queue
-from service.models import Run
+from service.jobs import run_jobs as run_queue
+from service.store.models import Run
 from service.web.context import queue_app
 
 FORM = {"cluster": "dash-ceph", "rate": "20", "object_size": "4096", "containers": "2",

@@ -11,10 +11,10 @@ from fake_restores import UNREACHABLE, dead_pid, fault, install, unique_cluster
 from sqlalchemy import create_engine, delete, select, text
 
 from clusters import fault_ledger
-from service import db
-from service.fault_ledger_pg import PgFaultLedger, database_ledger, use_database_ledger
-from service.heal import heal, heal_orphans
-from service.models import FaultRecord, Run
+from service.runs.heal import heal, heal_orphans
+from service.store import db
+from service.store.fault_ledger import PgFaultLedger, database_ledger, use_database_ledger
+from service.store.models import FaultRecord, Run
 
 
 @pytest.fixture

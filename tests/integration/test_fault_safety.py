@@ -25,7 +25,7 @@ from clusters.inventory import load_cluster
 from clusters.paths import default_inventory
 from probes import ceph as ceph_probes
 from probes import swift as swift_probes
-from service.fault_ledger_pg import PgFaultLedger
+from service.store.fault_ledger import PgFaultLedger
 
 REPO = Path(__file__).resolve().parents[2]
 

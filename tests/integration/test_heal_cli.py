@@ -16,10 +16,10 @@ from fake_restores import UNREACHABLE, dead_pid, fault, install, unique_cluster
 from sqlalchemy import delete
 
 from clusters.fault_ledger import FileLedger
-from service import experiments
-from service.cli import main
-from service.fault_ledger_pg import PgFaultLedger
-from service.models import FaultRecord, Run
+from service.cli.group import main
+from service.experiments import documents as experiments
+from service.store.fault_ledger import PgFaultLedger
+from service.store.models import FaultRecord, Run
 
 REPO = Path(__file__).resolve().parents[2]
 EXPERIMENT = str(REPO / "experiments" / "ceph-kill-osd.json")

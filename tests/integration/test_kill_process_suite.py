@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from service.report import FIGURE_KEYS
+from service.results.report import FIGURE_KEYS
 
 REPO = Path(__file__).resolve().parents[2]
 SUITE = REPO / "experiments" / "suites" / "kill-process.json"

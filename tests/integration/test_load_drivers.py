@@ -21,8 +21,8 @@ from sqlalchemy import func, select
 from clusters.paths import default_inventory
 from lab import netns
 from lab.netns import CEPH_NETWORK, LabNetwork, LabNode
-from service import pgserver
-from service.models import LedgerEntry, LoadSample, Run, RunDriver
+from service.store import pgserver
+from service.store.models import LedgerEntry, LoadSample, Run, RunDriver
 
 REPO = Path(__file__).resolve().parents[2]
 CLIENTS = LabNetwork(bridge=CEPH_NETWORK.bridge, subnet=CEPH_NETWORK.subnet,

@@ -20,8 +20,8 @@ from short_runs import pause, short_experiment
 from sqlalchemy import delete, select
 
 from clusters.paths import default_inventory
-from service import monitoring
-from service.models import Alert, Run
+from service.monitoring import embedded as monitoring
+from service.store.models import Alert, Run
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -12,7 +12,7 @@ import pytest
 from factories import make_run
 from sqlalchemy import delete
 
-from service.models import FaultRecord, Run
+from service.store.models import FaultRecord, Run
 
 
 @pytest.fixture

@@ -11,8 +11,11 @@ from pathlib import Path
 import pytest
 
 from clusters.ceph_admin import CephAdmin
-from service import experiments, run_queue, schedules, verdicts
-from service.models import Run
+from service.experiments import documents as experiments
+from service.jobs import run_jobs as run_queue
+from service.schedules import services as schedules
+from service.schedules import verdicts
+from service.store.models import Run
 
 REPO = Path(__file__).resolve().parents[2]
 SLOW_RECOVERY_S = 30  # osd_recovery_delay_start: every recovery waits this long to begin
@@ -43,7 +46,7 @@ def _night(sessions, schedule_id: int, experiment: str, env: dict) -> dict:
         run_id = run_queue.queued_run(session, experiments.load(experiment), cluster="lab-ceph",
                                       experiment_path=experiment, schedule_id=schedule_id,
                                       requested_by="test night").id
-    done = subprocess.run([sys.executable, "-m", "service.runner", str(run_id)], env=env,
+    done = subprocess.run([sys.executable, "-m", "service.runs.runner", str(run_id)], env=env,
                           cwd=REPO, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     verdict = verdicts.judge_run(sessions, run_id)

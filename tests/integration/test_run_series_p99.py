@@ -10,9 +10,9 @@ from sqlalchemy import delete, update
 
 from loadgen.samples import SampleRecorder
 from loadgen.workload import OPS
-from service.models import LoadSample, Run
-from service.recording import RunRecorder
-from service.run_series import run_series
+from service.results.series import run_series
+from service.store.models import LoadSample, Run
+from service.store.recording import RunRecorder
 
 
 def _samples(seconds: int):

@@ -15,9 +15,9 @@ import pytest
 from catalogue import wait_for
 from sqlalchemy import select, update
 
-from service import schedules
-from service.models import Run, Schedule, ScheduleSlot
-from service.schedule_slots import ScheduleError
+from service.schedules import services as schedules
+from service.schedules.slots import ScheduleError
+from service.store.models import Run, Schedule, ScheduleSlot
 
 REPO = Path(__file__).resolve().parents[2]
 KILL_OSD = str(REPO / "experiments" / "ceph-kill-osd.json")

@@ -11,7 +11,7 @@ from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
 
 from clusters.swift_admin import SwiftAdmin
-from service.models import ClusterSample, Run
+from service.store.models import ClusterSample, Run
 
 REPO = Path(__file__).resolve().parents[2]
 EXPERIMENT = REPO / "experiments" / "swift-kill-object-server.json"

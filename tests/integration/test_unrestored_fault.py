@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from actions.ceph import start_osd
 from lab import ceph as ceph_lab
 from probes.ceph import wait_for_health_ok
-from service.models import Run
+from service.store.models import Run
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -7,9 +7,10 @@ from serving import chromium_page, painted_pixels, served
 from web_login import SECRET, log_in_browser
 
 from loadgen.samples import Sample, new_histogram
-from service import db, figures
-from service.recording import RunRecorder
-from service.web import create_app
+from service.results import figures
+from service.store import db
+from service.store.recording import RunRecorder
+from service.web.app import create_app
 
 
 def _sample(second: int, start: float, ops: int) -> Sample:

@@ -14,9 +14,9 @@ from catalogue import ceph_osds_up, wait_for
 from short_runs import pause, short_experiment
 from sqlalchemy import select
 
-from service import run_queue
-from service.fault_ledger_pg import PgFaultLedger
-from service.models import Event, Run
+from service.jobs import run_jobs as run_queue
+from service.store.fault_ledger import PgFaultLedger
+from service.store.models import Event, Run
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from service.abort_conditions import AbortCondition, AbortConditionError, first_match, parse
+from service.experiments.abort_conditions import (
+    AbortCondition,
+    AbortConditionError,
+    first_match,
+    parse,
+)
 
 FAULT = 1000.0
 

@@ -9,7 +9,7 @@ restored at t=130 and every daemon is back from t=133. The run ends at t=160.
 import pytest
 
 from loadgen.samples import new_histogram
-from service.analysis import ClusterPoint, Second, Timeline, analyze
+from service.results.analysis import ClusterPoint, Second, Timeline, analyze
 
 BASE = 100
 FAULT = 100.0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from service.compare import (
+from service.results.comparison import (
     FULLY_REDUNDANT,
     RGW_PATH,
     SELF_HEALING,
@@ -15,7 +15,7 @@ from service.compare import (
     format_value,
     unrecorded_entry,
 )
-from service.report import FIGURE_KEYS
+from service.results.report import FIGURE_KEYS
 from service.web.compare import parse_run_ids
 
 WORKLOAD = {"rate": 100, "object_size": 4096, "mix": {"read": 80, "write": 15, "delete": 5}}

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from loadgen.workload import parse_workload
-from service import experiments
+from service.experiments import documents as experiments
 
 FILES = sorted((Path(__file__).resolve().parents[2] / "experiments").glob("*.json"))
 

@@ -1,5 +1,5 @@
 """What an experiment's faults take down, in words, from the experiment and the inventory
-alone (service.fault_scope): the trigger form's confirmation."""
+alone (service.experiments.fault_scope): the trigger form's confirmation."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from clusters.inventory import parse_inventory
-from service.fault_scope import fault_scopes
+from service.experiments.fault_scope import fault_scopes
 
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 ZONES = {"node1": "zone1", "node2": "zone1", "node3": "zone2", "node4": "zone3"}

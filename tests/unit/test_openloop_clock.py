@@ -80,7 +80,7 @@ def test_drivers_with_phases_interleave_into_one_schedule_at_the_whole_rate():
     for index in range(drivers):
         clock = FakeClock()
         driver = RecordingDriver(clock)
-        # each driver runs rate/N, shifted by index/rate, as service.load_driver sets them
+        # each driver runs rate/N, shifted by index/rate, as service.runs.load_driver sets them
         _loop(clock, driver, rate=100 / drivers, seconds=1, stream=index, phase_s=index / 100)
         starts += driver.submitted
     starts.sort()

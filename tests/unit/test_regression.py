@@ -1,4 +1,4 @@
-"""Regression detection for a scheduled series (service.regression), on synthetic series
+"""Regression detection for a scheduled series (service.results.regression), on synthetic series
 with known answers.
 
 The series: a Ceph kill-OSD run every night, whose clients recover in about 12 s, whose
@@ -12,13 +12,7 @@ import json
 
 import pytest
 
-from service.regression import (
-    DEFAULT_RULES,
-    FigureRule,
-    RegressionPolicy,
-    judge,
-    limit_of,
-)
+from service.results.regression import DEFAULT_RULES, FigureRule, RegressionPolicy, judge, limit_of
 
 REDUNDANCY = [50.0, 52.1, 55.0, 51.0, 53.0, 52.5, 49.5, 54.0, 51.5, 52.0]
 RECOVERY = [12.0, 11.0, 13.0, 12.5, 11.5, 12.0, 12.2, 11.8, 12.6, 12.1]

@@ -1,4 +1,4 @@
-"""When a schedule is due (service.schedule_slots): validation, slots, catch-up and DST.
+"""When a schedule is due (service.schedules.slots): validation, slots, catch-up and DST.
 
 Europe/Berlin in 2024: on 31 March the clocks jump from 02:00 CET (+01:00) to 03:00
 CEST (+02:00); on 27 October they fall back from 03:00 CEST to 02:00 CET, so 02:00 to
@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from service.schedule_slots import ScheduleError, due_slots, next_slot, validate
+from service.schedules.slots import ScheduleError, due_slots, next_slot, validate
 
 BERLIN = ZoneInfo("Europe/Berlin")
 MINUTE = timedelta(minutes=1)

@@ -1,0 +1,42 @@
+"""The `faultline` command group: one clear line and exit 2 for any error a user or the
+machine can cause, never a traceback (the commands live in the modules beside this one)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import click
+from sqlalchemy.exc import OperationalError
+
+from clusters.exceptions import ClusterError
+from lab.ceph_layout import LabError
+from lab.disks import DiskError
+from lab.procs import DaemonError
+from loadgen.exceptions import LoadError
+from service.exceptions import FaultlineError
+
+USER_ERRORS = (ClusterError, LoadError, FaultlineError)
+# Errors of the machine or the lab: one clear line too, never a traceback.
+SETUP_ERRORS = (LabError, DaemonError, DiskError, PermissionError,
+                subprocess.CalledProcessError, subprocess.TimeoutExpired)
+
+
+def fail(message: str) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(2)
+
+
+class FaultlineGroup(click.Group):
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except USER_ERRORS + SETUP_ERRORS as exc:
+            fail(str(exc))
+        except OperationalError as exc:
+            fail(f"cannot use the database: {str(exc.orig).strip().splitlines()[0]}")
+
+
+@click.group(cls=FaultlineGroup)
+def main() -> None:
+    """Faultline: chaos and degraded-mode testing for Ceph and Swift."""

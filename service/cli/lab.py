@@ -1,0 +1,105 @@
+"""`faultline lab up|down|status`: the embedded lab, real clusters on this machine."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from lab import ceph, swift
+
+from .group import SETUP_ERRORS, fail
+
+
+@click.group("lab")
+def lab_group() -> None:
+    """The embedded lab: real clusters on this machine."""
+
+
+SYSTEMS = ("ceph", "swift")
+
+
+def _lab_module(system: str):
+    return {"ceph": ceph, "swift": swift}[system]
+
+
+def _systems(system: str) -> tuple[str, ...]:
+    return SYSTEMS if system == "all" else (system,)
+
+
+@lab_group.command("up")
+@click.argument("system", type=click.Choice([*SYSTEMS, "all"]), default="all")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def lab_up(system: str, as_json: bool) -> None:
+    """Start the lab (idempotent): Ceph (HEALTH_OK), Swift (PUT/GET through the proxy), or
+    both; write them into the inventory."""
+    infos = {name: _lab_module(name).up() for name in _systems(system)}
+    if as_json:
+        click.echo(json.dumps(infos, indent=2, default=str))
+        return
+    for name, info in infos.items():
+        if name == "ceph":
+            state = info["state"]
+            click.echo(f"{info['cluster']} is up ({info['mode']} start, HEALTH_OK after "
+                       f"{info['seconds_to_health_ok']} s): {state['num_up_osds']}/"
+                       f"{state['num_osds']} OSDs up, {state['num_pgs']} PGs active+clean")
+        else:
+            click.echo(f"{info['cluster']} is up ({info['mode']} start, first PUT/GET through "
+                       f"the proxy after {info['seconds_to_first_put_get']} s): "
+                       f"{info['auth_url']}")
+        click.echo(f"inventory: {info['inventory']}")
+
+
+@lab_group.command("down")
+@click.argument("system", type=click.Choice([*SYSTEMS, "all"]), default="all")
+@click.option("--purge", is_flag=True, help="Also delete the lab's data.")
+def lab_down(system: str, purge: bool) -> None:
+    """Stop the lab and remove every process, mount, loop device and namespace."""
+    problems = []
+    for name in _systems(system):  # every lab goes down, whatever happened to the others
+        try:
+            result = _lab_module(name).down(purge=purge)
+        except SETUP_ERRORS as exc:
+            problems.append(f"the {name} lab could not be taken down: {exc}")
+            continue
+        left = {kind: items for kind, items in result["leftovers"].items() if items}
+        if left:
+            problems.append(f"the {name} lab left things behind: {left}")
+            continue
+        click.echo(f"{name} lab down in {result['seconds']} s"
+                   f"{', data purged' if purge else ''}; nothing left behind")
+    if problems:
+        fail("; ".join(problems))
+
+
+@lab_group.command("status")
+@click.argument("system", type=click.Choice([*SYSTEMS, "all"]), default="all")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def lab_status(system: str, as_json: bool) -> None:
+    """Show the lab's daemons, disks and health; a daemon that is down says so."""
+    statuses = {name: _lab_module(name).status() for name in _systems(system)}
+    if as_json:
+        click.echo(json.dumps(statuses, indent=2, default=str))
+        return
+    for name, status in statuses.items():
+        click.echo(f"{name} lab ({status['home']}):")
+        for daemon_name, daemon in status["daemons"].items():
+            if daemon["alive"]:
+                click.echo(f"  {daemon_name:<28} running  pid {daemon['pid']:<8} "
+                           f"rss {(daemon['rss_bytes'] or 0) // 2**20} MiB")
+            else:
+                click.echo(f"  {daemon_name:<28} DOWN")
+        for mount, mounted in status["mounts"].items():
+            click.echo(f"  disk {mount}: {'mounted' if mounted else 'NOT MOUNTED'}")
+        if name == "swift":
+            click.echo(f"  proxy healthcheck: {'OK' if status['proxy_healthcheck'] else 'FAIL'}")
+            continue
+        health = status.get("health")
+        if health is None:
+            click.echo("  cluster: monitor not running")
+        elif "error" in health:
+            click.echo(f"  cluster: {health['error']}")
+        else:
+            click.echo(f"  cluster: {health['summary']}")
+
+

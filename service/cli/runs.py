@@ -1,0 +1,144 @@
+"""`faultline run`, `runs`, `report`, `compare`, `suite`, `verify`: experiments and their
+runs from the command line."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+
+import click
+from sqlalchemy import select
+
+from service.experiments import documents as experiments
+from service.experiments import suites as suite
+from service.results import comparison as compare
+from service.results import figures
+from service.results.report import format_report, report_dict
+from service.runs.audit import reverify
+from service.store import db
+from service.store.models import Run
+
+from .faults import heal_orphans
+from .group import USER_ERRORS, fail
+
+
+@click.command("run")
+@click.argument("experiment", type=click.Path())
+@click.option("--cluster", help="Cluster name in the inventory (default: lab-ceph).")
+@click.option("--inventory", help="Inventory file (default: the lab's).")
+def run_cmd(experiment: str, cluster: str | None, inventory: str | None) -> None:
+    """Run an experiment file through Chaos Toolkit with the Faultline control."""
+    experiments.load(experiment)  # a bad file changes nothing, not even a heal
+    heal_orphans([experiments.target_cluster(cluster)], inventory)
+    log_to_terminal()
+    try:
+        journal = experiments.run(experiment, cluster, inventory)
+    except USER_ERRORS as exc:
+        fail(str(exc))
+    run_id = journal.get("faultline_run_id")
+    if run_id is None:
+        fail(f"the experiment ended {journal.get('status')} before Faultline started a run")
+    data = print_report(run_id, as_json=False)
+    click.echo(f"\nRun page: `faultline serve`, then http://127.0.0.1:8080/runs/{run_id}")
+    sys.exit(0 if data["status"] == "completed" else 1)
+
+
+@click.command("runs")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--limit", default=50, show_default=True)
+def runs_cmd(as_json: bool, limit: int) -> None:
+    """List recent runs."""
+    with db.session_factory()() as session:
+        runs = session.execute(select(Run).order_by(Run.id.desc()).limit(limit)).scalars().all()
+        rows = [{"run_id": r.id, "title": r.title, "cluster": r.cluster, "status": r.status,
+                 "started_at": r.started_at.isoformat(),
+                 "lost_objects": (r.figures or {}).get("lost_objects")} for r in runs]
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for r in rows:
+        click.echo(f"{r['run_id']:>5}  {r['started_at'][:19]}  {r['status']:<11} "
+                   f"{r['cluster']:<12} {r['title']}")
+
+
+@click.command("report")
+@click.argument("run_id", type=int)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def report_cmd(run_id: int, as_json: bool) -> None:
+    """Print a run's figures."""
+    try:
+        print_report(run_id, as_json)
+    except figures.RunNotFound as exc:
+        fail(str(exc))
+
+
+@click.command("compare")
+@click.argument("run_ids", nargs=-1, type=int)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def compare_cmd(run_ids: tuple[int, ...], as_json: bool) -> None:
+    """Put two or more runs side by side: figures, caveats, and why a figure is n/a."""
+    with db.session_factory()() as session:
+        data = compare.compare(session, list(run_ids))
+    click.echo(json.dumps(data, indent=2) if as_json else compare.format_comparison(data))
+
+
+@click.command("suite")
+@click.argument("suite_file", type=click.Path())
+@click.option("--inventory", help="Inventory file (default: the lab's).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def suite_cmd(suite_file: str, inventory: str | None, as_json: bool) -> None:
+    """Run a suite's experiments one after the other, then compare their runs.
+
+    Exits 1 if any run did not complete (after printing the comparison).
+    """
+    loaded = suite.load_suite(suite_file, inventory)  # every problem before anything runs
+    heal_orphans([item.cluster for item in loaded.runs], loaded.inventory)
+    log_to_terminal()
+    result = suite.run_suite(loaded, db.session_factory())
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+    else:
+        click.echo(f"\nSuite: {result['title']}")
+        for o in result["runs"]:
+            outcome = f"run {o['run_id']}" if o["run_id"] is not None else "no run recorded"
+            click.echo(f"  {o['name']}: {outcome}, {o['status']}"
+                       + (f" ({o['error']})" if o["error"] else ""))
+        click.echo("")
+        click.echo(compare.format_comparison(result["comparison"]))
+    sys.exit(0 if result["ok"] else 1)
+
+
+@click.command("verify")
+@click.argument("run_id", type=int)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def verify_cmd(run_id: int, as_json: bool) -> None:
+    """Read back every object a run acknowledged; exit 1 if any is missing or corrupt."""
+    try:
+        result = reverify(run_id)
+    except USER_ERRORS as exc:
+        fail(str(exc))
+    if as_json:
+        click.echo(json.dumps(result.as_dict(), indent=2))
+    else:
+        click.echo(f"run {run_id}: {result.checked} objects checked, {len(result.missing)} "
+                   f"missing, {len(result.corrupt)} corrupt, {len(result.unreadable)} unreadable")
+        for name in result.missing[:20]:
+            click.echo(f"  missing: {name}")
+    sys.exit(0 if result.ok else 1)
+
+
+def print_report(run_id: int, as_json: bool) -> dict:
+    with db.session_factory()() as session:
+        data = report_dict(figures.get_run(session, run_id))
+    click.echo(json.dumps(data, indent=2) if as_json else format_report(data))
+    return data
+
+
+def log_to_terminal() -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("[%(asctime)s %(levelname)s] %(message)s",
+                                           "%H:%M:%S"))
+    logger = logging.getLogger("chaostoolkit")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)

@@ -1,0 +1,74 @@
+"""What is checked before a run starts anything, under `faultline run` and `chaos run` alike.
+
+The workload, the abort conditions, the load API and its credentials (authenticated,
+nothing written), SSH to every node that runs a service, and the arguments of Faultline's
+own actions (an unknown server, OSD or node), so a bad input changes nothing: no
+run row, no load, no fault.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from chaoslib.exceptions import ActivityFailed
+
+from clusters.inventory import Cluster
+from clusters.preflight import check_nodes_reachable
+from loadgen.drivers import driver_for
+from loadgen.workload import Workload, parse_workload
+
+from . import abort_conditions
+from .exceptions import PreflightError
+
+ACTION_PACKAGE = "actions."
+
+
+def default_api(cluster: Cluster) -> str:
+    return "rados" if cluster.kind == "ceph" else "swift"
+
+
+def check_run(experiment: dict[str, Any], cluster: Cluster,
+              arguments: dict[str, Any]
+              ) -> tuple[Workload, str, list[abort_conditions.AbortCondition]]:
+    """Check everything a run needs; return its workload, load API and abort conditions."""
+    workload = parse_workload(arguments.get("workload"))
+    abort_on = check_abort_on(arguments)
+    api = arguments.get("api") or default_api(cluster)
+    driver_for(cluster, workload, api).check_access()
+    check_activities(experiment, cluster)
+    check_nodes_reachable(cluster)
+    return workload, api, abort_on
+
+
+def check_abort_on(arguments: dict[str, Any]) -> list[abort_conditions.AbortCondition]:
+    """The control's abort conditions (`abort_on`), checked."""
+    try:
+        return abort_conditions.parse(arguments.get("abort_on"))
+    except abort_conditions.AbortConditionError as exc:
+        raise PreflightError(f"invalid abort_on: {exc}") from None
+
+
+def check_activities(experiment: dict[str, Any], cluster: Cluster) -> None:
+    """Ask each of Faultline's action modules whether its activities' arguments make sense
+    on this cluster (their `check_arguments`); every problem in one message."""
+    problems = []
+    for activity in experiment.get("method", []) + experiment.get("rollbacks", []):
+        provider = activity.get("provider") or {}
+        module_name = provider.get("module") or ""
+        if provider.get("type") != "python" or not module_name.startswith(ACTION_PACKAGE):
+            continue
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            problems.append(f"{activity.get('name')}: cannot import {module_name}: {exc}")
+            continue
+        check = getattr(module, "check_arguments", None)
+        if check is None:
+            continue
+        try:
+            check(provider.get("func"), provider.get("arguments") or {}, cluster)
+        except ActivityFailed as exc:
+            problems.append(f"{activity.get('name')}: {exc}")
+    if problems:
+        raise PreflightError("; ".join(problems))

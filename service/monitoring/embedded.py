@@ -1,0 +1,181 @@
+"""The embedded Prometheus and Alertmanager: Debian's packages, on loopback, with their data
+and configs under $FAULTLINE_HOME/monitoring, known only through their pid files.
+
+Prometheus' scrape config is written here (it depends on the inventory and on where the
+service listens): the service's /metrics, the load drivers of the runs going on (the
+service's HTTP service discovery), each Ceph cluster's mgr prometheus module and each
+Swift cluster's recon as the service exports it. The alert rules and the Alertmanager
+config are the files of dashboards/, as users would take them; only the service's URL in
+the Alertmanager webhook is set to where this service listens.
+
+Prometheus reaches the service with the API token of a viewer `prometheus`; Alertmanager
+posts to the webhook with the shared alert token (service.alert_token). Both files are
+0600 in the config directory and referenced as credentials files, never inlined.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import yaml
+
+from clusters.inventory import load_inventory
+from clusters.paths import state_dir
+from lab import procs
+
+from .exceptions import MonitoringError
+
+REPO = Path(__file__).resolve().parents[2]
+DASHBOARDS = REPO / "dashboards"
+PROMETHEUS_PORT = 9390  # not 9090/9093: the machine may run its own
+ALERTMANAGER_PORT = 9393
+PROGRAMS = {"prometheus": "prometheus", "alertmanager": "prometheus-alertmanager"}
+DEMO_SERVICE_URL = "http://127.0.0.1:8080"  # what dashboards/alertmanager/alertmanager.yml names
+
+
+def home() -> Path:
+    return state_dir() / "monitoring"
+
+
+def prometheus_url() -> str:
+    return f"http://127.0.0.1:{PROMETHEUS_PORT}"
+
+
+def alertmanager_url() -> str:
+    return f"http://127.0.0.1:{ALERTMANAGER_PORT}"
+
+
+def prometheus_config(service_url: str, inventory: str) -> dict:
+    """The scrape config: the service, its drivers, and every cluster of the inventory."""
+    service = urlsplit(service_url).netloc
+    # type explicit: Prometheus 2.42's http_sd_config sends the bare token without it (401)
+    token = {"type": "Bearer",
+             "credentials_file": str(home() / "config" / "secrets" / "prometheus-token")}
+    ceph, swift = [], []
+    for cluster in load_inventory(inventory).values():
+        if cluster.kind == "ceph" and cluster.client.get("prometheus"):
+            target = urlsplit(cluster.client["prometheus"]).netloc
+            ceph.append({"targets": [target], "labels": {"cluster": cluster.name}})
+        elif cluster.kind == "swift":
+            swift.append({"targets": [service], "labels": {
+                "cluster": cluster.name, "__metrics_path__": f"/clusters/{cluster.name}/metrics"}})
+    return {
+        "global": {"scrape_interval": "5s", "evaluation_interval": "5s"},
+        "rule_files": ["rules/*.yml"],
+        "alerting": {"alertmanagers": [{"static_configs": [
+            {"targets": [f"127.0.0.1:{ALERTMANAGER_PORT}"]}]}]},
+        "scrape_configs": [
+            {"job_name": "faultline", "authorization": token,
+             "static_configs": [{"targets": [service]}]},
+            {"job_name": "faultline-drivers", "http_sd_configs": [{
+                "url": f"{service_url.rstrip('/')}/prometheus/targets",
+                "refresh_interval": "5s", "authorization": token}]},
+            {"job_name": "ceph", "honor_labels": True, "static_configs": ceph},
+            {"job_name": "swift", "authorization": token, "scrape_timeout": "5s",
+             "static_configs": swift},
+        ],
+    }
+
+
+def write_configs(service_url: str, inventory: str, prometheus_token: str,
+                  alert_token: str) -> Path:
+    """The config directory of both daemons; returns it."""
+    config = home() / "config"
+    (config / "rules").mkdir(parents=True, exist_ok=True)
+    (config / "secrets").mkdir(mode=0o700, exist_ok=True)
+    for name, value in (("prometheus-token", prometheus_token), ("alert-token", alert_token)):
+        path = config / "secrets" / name
+        path.touch(mode=0o600)
+        path.write_text(value + "\n")
+    for rules in sorted((DASHBOARDS / "prometheus" / "rules").glob("*.yml")):
+        shutil.copyfile(rules, config / "rules" / rules.name)
+    (config / "prometheus.yml").write_text(
+        yaml.safe_dump(prometheus_config(service_url, inventory), sort_keys=False))
+    routes = (DASHBOARDS / "alertmanager" / "alertmanager.yml").read_text()
+    (config / "alertmanager.yml").write_text(
+        routes.replace(DEMO_SERVICE_URL, service_url.rstrip("/")))
+    return config
+
+
+def check_configs(config: Path) -> None:
+    """promtool and amtool, as a user would before starting them."""
+    for argv in (["promtool", "check", "config", str(config / "prometheus.yml")],
+                 ["amtool", "check-config", str(config / "alertmanager.yml")]):
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+        if done.returncode != 0:
+            raise MonitoringError(f"{' '.join(argv)} failed:\n{done.stdout}{done.stderr}")
+
+
+def _daemons(config: Path) -> dict[str, tuple[list[str], str]]:
+    data = home() / "data"
+    return {
+        "prometheus": ([
+            "prometheus", f"--config.file={config / 'prometheus.yml'}",
+            f"--storage.tsdb.path={data / 'prometheus'}", "--storage.tsdb.retention.time=30d",
+            f"--web.listen-address=127.0.0.1:{PROMETHEUS_PORT}", "--web.enable-lifecycle"],
+            f"{prometheus_url()}/-/ready"),
+        "alertmanager": ([
+            "prometheus-alertmanager", f"--config.file={config / 'alertmanager.yml'}",
+            f"--storage.path={data / 'alertmanager'}",
+            f"--web.listen-address=127.0.0.1:{ALERTMANAGER_PORT}",
+            "--cluster.listen-address="],  # one instance: no gossip port
+            f"{alertmanager_url()}/-/ready"),
+    }
+
+
+def _pid_file(name: str) -> Path:
+    return home() / "run" / f"{name}.pid"
+
+
+def up(service_url: str, inventory: str, prometheus_token: str, alert_token: str) -> dict:
+    """Start both (or reload a running one's config); return their URLs."""
+    config = write_configs(service_url, inventory, prometheus_token, alert_token)
+    check_configs(config)
+    for sub in ("run", "log", "data/prometheus", "data/alertmanager"):
+        (home() / sub).mkdir(parents=True, exist_ok=True)
+    for name, (argv, ready_url) in _daemons(config).items():
+        pid_file = _pid_file(name)
+        pid = procs.alive_pid(pid_file, PROGRAMS[name])
+        if pid is None:
+            with open(home() / "log" / f"{name}.log", "ab") as log:
+                process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
+                                           stderr=log, start_new_session=True)
+            pid_file.write_text(f"{process.pid}\n")
+        else:
+            urllib.request.urlopen(urllib.request.Request(  # noqa: S310 - our loopback URL
+                ready_url.replace("/-/ready", "/-/reload"), method="POST"), timeout=10)
+        _wait_ready(name, ready_url)
+    return {"prometheus": prometheus_url(), "alertmanager": alertmanager_url()}
+
+
+def _wait_ready(name: str, url: str, timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if procs.alive_pid(_pid_file(name), PROGRAMS[name]) is None:
+            raise MonitoringError(f"{name} exited; see {home() / 'log' / (name + '.log')}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:  # noqa: S310
+                if response.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise MonitoringError(f"{name} not ready after {timeout_s:.0f} s at {url}")
+
+
+def down(remove_data: bool = False) -> dict[str, str]:
+    """Stop both; with remove_data, delete their stored series and silences too."""
+    out = {name: procs.stop(_pid_file(name), program=PROGRAMS[name])
+           for name in PROGRAMS}
+    if remove_data:
+        shutil.rmtree(home() / "data", ignore_errors=True)
+    return out
+
+
+def status() -> dict[str, int | None]:
+    return {name: procs.alive_pid(_pid_file(name), program) for name, program in PROGRAMS.items()}

@@ -1,0 +1,135 @@
+"""A run's report: the figures of DESIGN.md as JSON or as text for a terminal."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from service.store.models import Run
+
+FIGURE_KEYS = (
+    "baseline_ops", "baseline_mbps", "baseline_p50_ms", "baseline_p99_ms", "errors",
+    "errors_by_class", "errors_by_op", "throughput_drop", "worst_second_drop", "time_to_detect_s",
+    "time_to_client_recovery_s", "time_to_full_redundancy_s",
+    "time_to_full_redundancy_after_restore_s", "restore_at_s", "time_to_alert_s",
+    "data_at_risk_s",
+    "lost_objects", "corrupt_objects",
+)
+
+NOTES = {
+    "ceph": ("Ceph marks a down OSD out after mon_osd_down_out_interval and re-replicates "
+             "its data elsewhere, so it can be fully redundant while the fault persists."),
+    "swift": ("Swift treats a down node as transient and does not rebuild its replicas "
+              "elsewhere; handoffs take writes until it returns."),
+}
+
+
+# what each system does about a fault class, beyond the general note (matched on the
+# fault activity's name, as the experiments under experiments/ name them)
+FAULT_NOTES = {
+    ("swift", "fail-disk"): (
+        "A failed device answers 507 and the proxy writes its copies to handoffs; Swift does "
+        "not rebuild them elsewhere until the device is removed from the ring, so redundancy "
+        "returns only after the remount (or a replaced, empty device is refilled by the "
+        "replicators)."),
+    ("swift", "power-off"): (
+        "A powered-off node or zone is transient to Swift: the proxy times out on it, writes "
+        "go to handoffs, and nothing is rebuilt until it returns."),
+    ("swift", "partition"): (
+        "A partitioned node still runs and believes it is fine; the proxy times out on it and "
+        "error-limits it, writes go to handoffs until the partition heals."),
+    ("ceph", "power-off-zone"): (
+        "With one copy per zone and three zones, Ceph cannot re-replicate a lost zone's "
+        "copies anywhere: it stays degraded (but active, min_size 2) until the zone returns."),
+    ("ceph", "partition"): (
+        "A partitioned OSD keeps running; its peers report it down after the heartbeat "
+        "grace, and after the partition heals it rejoins by itself (slow-ping warnings can "
+        "hold HEALTH_WARN for a minute)."),
+    ("ceph", "fill"): (
+        "On a filled cluster a surviving OSD may not take a lost OSD's copies (backfillfull "
+        "ratio 0.90): Ceph then cannot re-replicate until the OSD is back."),
+}
+
+
+def fault_note(kind: str, fault: str | None, fill: bool = False) -> str | None:
+    if fill and (kind, "fill") in FAULT_NOTES:
+        return FAULT_NOTES[(kind, "fill")]
+    for (system, prefix), note in FAULT_NOTES.items():
+        if system == kind and fault and fault.startswith(prefix):
+            return note
+    return None
+
+
+def _activities(run: Run) -> tuple[str | None, bool]:
+    """The injected fault's activity name, and whether the run filled the cluster first."""
+    fault = next((e.detail.get("name") for e in run.events if e.kind == "fault_injected"), None)
+    filled = any(e.kind == "baseline_started" for e in run.events)
+    return fault, filled
+
+
+def report_dict(run: Run) -> dict[str, Any]:
+    figures = dict(run.figures or {})
+    reasons = figures.pop("reasons", {})
+    out: dict[str, Any] = {
+        "run_id": run.id, "title": run.title, "cluster": run.cluster,
+        "cluster_kind": run.cluster_kind, "status": run.status,
+        "started_at": run.started_at.isoformat() if run.started_at else None,
+        "ended_at": run.ended_at.isoformat() if run.ended_at else None,
+        "workload": run.workload, "error": run.error,
+    }
+    for key in FIGURE_KEYS:
+        out[key] = figures.get(key)
+    out["reasons"] = {k: v for k, v in reasons.items() if out.get(k) is None}
+    out["verify"] = run.verify
+    out["note"] = NOTES.get(run.cluster_kind)
+    out["fault_note"] = fault_note(run.cluster_kind, *_activities(run))
+    return out
+
+
+def _fmt(value: Any, unit: str = "") -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, float):
+        return f"{value:.3f}{unit}" if abs(value) < 10 else f"{value:.1f}{unit}"
+    return f"{value}{unit}"
+
+
+def _pct(v: float | None) -> str:
+    return "n/a" if v is None else f"{v * 100:.1f}%"
+
+
+def format_report(data: dict[str, Any]) -> str:
+    lines = [
+        f"Run {data['run_id']}: {data['title']}",
+        f"  cluster {data['cluster']} ({data['cluster_kind']}), status {data['status']}",
+        f"  workload: {data['workload'].get('rate')} ops/s open loop, "
+        f"{data['workload'].get('object_size')} B objects, mix {data['workload'].get('mix')}",
+        "",
+        f"  baseline                     {_fmt(data['baseline_ops'])} ops/s, "
+        f"{_fmt(data['baseline_mbps'])} MB/s, p50 {_fmt(data['baseline_p50_ms'], ' ms')}, "
+        f"p99 {_fmt(data['baseline_p99_ms'], ' ms')}",
+        f"  errors                       {_fmt(data['errors'])} "
+        f"{data['errors_by_class'] or ''} {data['errors_by_op'] or ''}",
+        f"  throughput drop              {_pct(data['throughput_drop'])} mean, "
+        f"{_pct(data['worst_second_drop'])} worst second",
+        f"  time to detect               {_fmt(data['time_to_detect_s'], ' s')}",
+        f"  time to client recovery      {_fmt(data['time_to_client_recovery_s'], ' s')}",
+        f"  time to full redundancy      {_fmt(data['time_to_full_redundancy_s'], ' s')} "
+        "(while the fault persists)",
+        f"  restored at                  {_fmt(data['restore_at_s'], ' s')}; fully redundant "
+        f"{_fmt(data['time_to_full_redundancy_after_restore_s'], ' s')} after the restore",
+        f"  time to alert                {_fmt(data['time_to_alert_s'], ' s')}",
+        f"  data at risk                 {_fmt(data['data_at_risk_s'], ' s')}",
+        f"  lost objects                 {_fmt(data['lost_objects'])} "
+        f"(corrupt {_fmt(data['corrupt_objects'])}, "
+        f"of {_fmt((data.get('verify') or {}).get('checked'))} verified)",
+    ]
+    if data["reasons"]:
+        lines.append("")
+        lines += [f"  {k}: n/a because {v}" for k, v in data["reasons"].items()]
+    if data.get("error"):
+        lines += ["", f"  error: {data['error']}"]
+    if data.get("note"):
+        lines += ["", f"  note: {data['note']}"]
+    if data.get("fault_note"):
+        lines += [f"  note: {data['fault_note']}"]
+    return "\n".join(lines)

@@ -1,0 +1,462 @@
+"""The Faultline Chaos Toolkit control: steady load, cluster sampling and recording.
+
+Declared in an experiment's `controls`, it makes `chaos run` and `faultline run`
+record the same thing:
+- before the experiment: open a run in PostgreSQL, start sampling the cluster
+  every second, prefill, start the open-loop load;
+- before the method: wait out the ramp-up and the baseline window;
+- after each activity: put it on the timeline; the fault activity sets t_fault,
+  the restore activity marks the restore;
+- after the experiment (rollbacks included): keep the load for `tail_s`, stop,
+  store the ledger, verify every acknowledged object, store the journal and the
+  figures.
+
+Arguments (the control's provider `arguments`): `workload` (see
+loadgen.workload), `fault` (name of the fault activity; default the method's
+first action), `restore` (name of the restore activity), `tail_s` (default 10),
+`api` (the load's API: "rados" or "swift"; default the cluster's native one, so
+"swift" on a Ceph cluster loads it through RGW's Swift API), `baseline_after`
+(name of a method activity that prepares the cluster, e.g. a fill: the baseline
+window then starts when it ends, and the control keeps the load on for
+`baseline_s` before the next activity), `run_id` (set by the worker: record into
+this queued run instead of opening a new one).
+
+Before anything else the control takes the cluster's lock (service.jobs.cluster_lock):
+a run on a busy cluster stops there with the name of the run that holds it, or
+waits up to $FAULTLINE_CLUSTER_WAIT_S seconds (the worker sets it).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from datetime import datetime
+from typing import Any
+
+from chaoslib.exceptions import InterruptExecution
+
+from clusters import fault_ledger
+from clusters.config import cluster_from_configuration
+from clusters.exceptions import ClusterError
+from loadgen.drivers import driver_for
+from loadgen.exceptions import LoadError
+from loadgen.metrics import DriverMetrics
+from loadgen.metrics import serve as serve_metrics
+from loadgen.session import LoadSession
+from service.experiments.preflight import PreflightError, check_run
+from service.jobs.cluster_lock import ClusterBusy, ClusterLock
+from service.results import figures
+from service.store import db
+from service.store.fault_ledger import use_database_ledger
+from service.store.recording import RunNotQueued, RunRecorder, fail_queued
+
+from .abort_watch import AbortWatch
+from .distributed_load import DistributedLoad, defer_driver_job
+from .sampler import ClusterSampler
+
+logger = logging.getLogger("chaostoolkit")
+
+# Chaos Toolkit calls controls as module functions; the run in progress of each
+# experiment is kept here, keyed by the experiment object's identity.
+_runs: dict[int, RunControl] = {}
+
+
+class RunControl:
+    def __init__(self, experiment: dict, configuration: dict | None, arguments: dict):
+        self.experiment = experiment
+        self.cluster = cluster_from_configuration(configuration)
+        # before anything starts or changes
+        self.workload, self.api, self.abort_on = check_run(experiment, self.cluster, arguments)
+        self.fault_name = arguments.get("fault") or _first_action(experiment)
+        self.restore_name = arguments.get("restore")
+        self.tail_s = float(arguments.get("tail_s", 10))
+        self.baseline_after = arguments.get("baseline_after")
+        self.driver = driver_for(self.cluster, self.workload, self.api)  # checks the api
+        self.sessions = db.session_factory()
+        self.recorder: RunRecorder | None = None
+        self.sampler: ClusterSampler | None = None
+        self.load: LoadSession | DistributedLoad | None = None
+        self.fault_ts: float | None = None
+        self.restore_ts: float | None = None
+        self.last_second: dict[str, float] = {}
+        self._progress_stop = threading.Event()
+        self.lock: ClusterLock | None = None
+        self.metrics = DriverMetrics()
+        self.metrics_server = None
+        self.abort_watch: AbortWatch | None = None
+        self.fault_started_ts: float | None = None
+        self.fault_unreported = False
+
+    @property
+    def run_id(self) -> int | None:
+        return self.recorder.run_id if self.recorder else None
+
+    def begin(self, experiment_path: str | None, queued_run_id: int | None = None) -> None:
+        fields = dict(title=self.experiment.get("title", "untitled"),
+                      cluster=self.cluster.name, cluster_kind=self.cluster.kind,
+                      load_api=self.api, workload=self.workload.as_dict(),
+                      experiment_path=experiment_path)
+        if queued_run_id is not None:
+            self.recorder = RunRecorder.start_queued(self.sessions, queued_run_id, **fields)
+        else:
+            self.recorder = RunRecorder.create(self.sessions, **fields)
+        logger.info(f"Faultline run {self.run_id} on {self.cluster.name}")
+        # from here on every fault is written to PostgreSQL, stamped with this run
+        use_database_ledger(self.sessions, run_id=self.run_id)
+        self.sampler = ClusterSampler(self.cluster, self.recorder.cluster_samples)
+        self.sampler.start()
+        self.driver.connect()
+        if self.workload.drivers > 1:  # the drivers' jobs on the load queue carry the load
+            self.load = DistributedLoad(self.sessions, self.run_id, self.workload, self.driver,
+                                        defer_driver_job(db.database_url()))
+            count = self.load.prefill()  # queues the drivers, waits until each is ready
+            self.recorder.event("drivers_ready", drivers=self.workload.drivers, objects=count)
+        else:
+            # unique across databases too: runs of another database share the pool
+            self.load = LoadSession(self.driver, self.workload, self._on_samples,
+                                    tag=f"r{self.run_id}-{uuid.uuid4().hex[:6]}")
+            if self.workload.prefill:
+                count = self.load.prefill()
+                self.recorder.event("prefilled", objects=count)
+        self._serve_metrics()
+        self.abort_watch = AbortWatch(self.sessions, self.run_id, self.abort_on,
+                                      self.fault_time, self._aborting)
+        self.abort_watch.start()
+        self.load.start()
+        self.metrics.load_running = True
+        self.recorder.update(load_started_ts=self.load.started_at)
+        self.recorder.event("load_started", ts=self.load.started_at,
+                            rate=self.workload.rate)
+        threading.Thread(target=self._progress, name="faultline-progress", daemon=True).start()
+
+    def _serve_metrics(self) -> None:
+        """The driver's /metrics, where the service's service discovery tells Prometheus."""
+        addr = os.environ.get("FAULTLINE_DRIVER_METRICS_ADDR", "127.0.0.1")
+        port = int(os.environ.get("FAULTLINE_DRIVER_METRICS_PORT", "0"))
+        self.metrics_server, url = serve_metrics(self.metrics, addr, port)
+        if addr in ("0.0.0.0", "::"):  # reachable from other hosts: say by which name
+            url = url.replace(f"//{addr}:", f"//{socket.getfqdn()}:", 1)
+        self.recorder.update(metrics_url=url)
+
+    def _aborting(self, reason: str, detail: dict) -> None:
+        self.recorder.event("abort_requested", reason=reason, **detail)
+
+    def _on_samples(self, samples) -> None:
+        self.metrics.add(samples)
+        self.recorder.load_samples(samples)
+        if samples:
+            last = max(s.ts for s in samples)
+            self.last_second = {
+                "ops": sum(s.ops for s in samples if s.ts == last),
+                "errors": sum(s.error_count for s in samples if s.ts == last)}
+
+    def _progress(self) -> None:
+        while not self._progress_stop.wait(5):
+            state = self.sampler.latest or {}
+            since = f"+{time.time() - self.fault_ts:.0f}s after fault" if self.fault_ts \
+                else f"{time.time() - self.load.started_at:.0f}s into load"
+            logger.info(
+                f"[run {self.run_id} {since}] load {self.last_second.get('ops', 0):.0f} ops/s, "
+                f"{self.last_second.get('errors', 0):.0f} errors | "
+                f"{state.get('summary') or state.get('error') or 'no cluster sample yet'}")
+
+    def wait_baseline(self) -> None:
+        until = self.load.started_at + self.workload.ramp_s + self.workload.baseline_s
+        if until > time.time():
+            logger.info(f"Measuring the baseline for {until - time.time():.0f} s")
+            time.sleep(max(0.0, until - time.time()))
+
+    def fault_time(self) -> float | None:
+        """When the fault was injected, as far as is known yet: an action with a pause after
+        it reports only once the pause is over, but the cluster is hurt from its start."""
+        return self.fault_ts if self.fault_ts is not None else self.fault_started_ts
+
+    def activity_starting(self, activity: dict) -> None:
+        if activity.get("name") == self.fault_name and self.fault_started_ts is None:
+            before = (activity.get("pauses") or {}).get("before")
+            self.fault_started_ts = time.time() + (before if isinstance(before, int | float)
+                                                   else 0)
+
+    def activity_done(self, activity: dict, result: dict | None) -> None:
+        name = activity.get("name")
+        if self.fault_ts is None and self.fault_started_ts is not None and name != self.fault_name:
+            # The fault's action never reported: the run was interrupted (a cancel, an abort)
+            # during it or its pause (Chaos Toolkit may still call this for it, unfinished).
+            # What comes next are its rollbacks, which must count as its restore; end()
+            # writes the fault down from the journal.
+            self.fault_ts = self.fault_started_ts
+            self.fault_unreported = True
+            self.metrics.fault_active = True
+        status = (result or {}).get("status")
+        ts = _timestamp((result or {}).get("end")) or time.time()
+        self.recorder.event("activity", ts=ts, name=name, type=activity.get("type"),
+                            status=status, output=_jsonable((result or {}).get("output")))
+        if name == self.baseline_after and status == "succeeded" and self.fault_ts is None:
+            self.recorder.event("baseline_started", ts=time.time())
+            logger.info(f"Measuring the baseline for {self.workload.baseline_s:.0f} s "
+                        f"after {name}")
+            time.sleep(self.workload.baseline_s)
+        if name == self.fault_name and self.fault_ts is None:
+            if status == "succeeded":
+                self.fault_ts = ts
+                self.metrics.fault_active = True
+                self.recorder.update(fault_ts=ts)
+                self.recorder.event("fault_injected", ts=ts, name=name,
+                                    output=_jsonable(result.get("output")))
+            else:
+                self.recorder.event("fault_failed", ts=ts, name=name,
+                                    error=str(result.get("exception") or "")[:2000])
+        elif (name == self.restore_name and status == "succeeded" and self.fault_ts
+              and self.restore_ts is None):
+            # the restore counts from when it began: one that powers a zone back on and
+            # starts its daemons one node at a time may end after the cluster has recovered,
+            # which must not pass for recovery while the fault persisted
+            begun = _timestamp((result or {}).get("start")) or ts
+            self.restore_ts = begun  # a rollback of the same name later restores nothing new
+            self.metrics.fault_active = False
+            self.recorder.event("restored", ts=begun, name=name, ended=ts)
+
+    def end(self, journal: dict | None) -> None:
+        error = None
+        if self.abort_watch is not None:
+            self.abort_watch.stop()
+        if self.fault_started_ts is not None and (self.fault_ts is None or self.fault_unreported):
+            self._record_unreported_fault(journal)
+        try:
+            if self.load is not None and self.load.started_at is not None:
+                logger.info(f"Keeping the load on for {self.tail_s:.0f} s more")
+                time.sleep(self.tail_s)
+        finally:
+            self._progress_stop.set()
+            if self.load is not None:
+                self.load.stop()
+            self.metrics.load_running = False
+            if self.sampler is not None:
+                self._wait_for_daemons_back(journal)
+                self.sampler.stop()
+        try:
+            if self.load is not None:
+                entries = self.load.acknowledged()
+                if not isinstance(self.load, DistributedLoad):  # its drivers stored theirs
+                    self.recorder.ledger(entries)
+                logger.info(f"Verifying {len(entries)} acknowledged objects")
+                self.recorder.update(verify=self.load.verify().as_dict())
+        except Exception as exc:  # the run's other records stay useful
+            error = f"verify failed: {exc}"
+            logger.error(error)
+        finally:
+            if self.driver is not None:
+                self.driver.close()
+        if self.load is not None and self.load.failure:
+            error = self.load.failure
+        unrestored = self._check_restored(journal)
+        if unrestored and journal is not None:
+            journal["status"] = "failed"  # so `chaos run` exits non-zero too
+        error = unrestored or error
+        with self.sessions() as session:
+            result = figures.compute(session, self.run_id)
+        self._timeline_events(result)
+        status = (journal or {}).get("status", "failed")
+        if (journal or {}).get("deviated"):
+            status = "deviated"
+        status = status if not error else "failed"
+        aborted = self.abort_watch.reason if self.abort_watch is not None else None
+        if aborted and not error:  # stopped on purpose, rollbacks run: say why
+            status, error = "interrupted", aborted
+        self.recorder.finish(status, figures=result, error=error, journal=_jsonable(journal))
+        logger.info(f"Faultline run {self.run_id}: {status}; "
+                    f"see `faultline report {self.run_id}`")
+
+    def _record_unreported_fault(self, journal: dict | None) -> None:
+        """The fault of a run interrupted before its action reported: the journal has the
+        action's end and status even when its pause after was cut short."""
+        run = next((r for r in (journal or {}).get("run") or []
+                    if (r.get("activity") or {}).get("name") == self.fault_name), None)
+        if run is not None and run.get("status") == "succeeded":
+            self.fault_ts = _timestamp(run.get("end")) or self.fault_started_ts
+            note = "the run was interrupted during the pause after the fault's action"
+        elif run is not None and run.get("status") == "failed":
+            self.fault_ts = None
+            self.recorder.event("fault_failed", ts=_timestamp(run.get("end")) or time.time(),
+                                name=self.fault_name,
+                                error=str(run.get("exception") or "")[:2000])
+            return
+        else:
+            self.fault_ts = self.fault_started_ts
+            note = ("the run was interrupted during the fault's action: this is when it "
+                    "began, and the fault may be partial")
+        self.recorder.update(fault_ts=self.fault_ts)
+        self.recorder.event("fault_injected", ts=self.fault_ts, name=self.fault_name, note=note)
+
+    def _wait_for_daemons_back(self, journal: dict | None, timeout_s: float = 30.0) -> None:
+        """A restore that starts a daemon returns before the cluster counts it up (an OSD
+        boots for a few seconds; seen in CI with a 1 s tail): if every rollback succeeded,
+        give the cluster that long before _check_restored judges what is still down."""
+        rollbacks = (journal or {}).get("rollbacks", [])
+        if any(r.get("status") != "succeeded" for r in rollbacks):
+            return
+        deadline = time.monotonic() + timeout_s
+        while ((self.sampler.latest or {}).get("down") or 0) > 0 \
+                and time.monotonic() < deadline:
+            time.sleep(1.0)
+
+    def _check_restored(self, journal: dict | None) -> str | None:
+        """Say loudly if a rollback failed or the cluster was left with daemons down."""
+        failed = [r.get("activity", {}).get("name") for r in (journal or {}).get("rollbacks", [])
+                  if r.get("status") != "succeeded"]
+        state = (self.sampler.latest or {}) if self.sampler else {}
+        down = state.get("down") or 0
+        problems = []
+        if failed:
+            problems.append(f"rollback {', '.join(map(str, failed))} failed")
+        if down > 0:
+            problems.append(f"still down at the end of the run: {state.get('summary')} "
+                            "(see `faultline lab status`)")
+        if not problems:
+            return None
+        message = "FAULT NOT RESTORED: " + "; ".join(problems)
+        logger.critical(message)
+        self.recorder.event("restore_failed", problems=problems)
+        return message
+
+    def _timeline_events(self, result: dict) -> None:
+        if not self.fault_ts:
+            return
+        for key, kind in (("time_to_detect_s", "cluster_noticed"),
+                          ("time_to_client_recovery_s", "client_recovered"),
+                          ("time_to_full_redundancy_s", "fully_redundant")):
+            if result.get(key) is not None:
+                self.recorder.event(kind, ts=self.fault_ts + result[key])
+
+    def abandon(self, message: str) -> None:
+        """Stop whatever begin() had started, and mark the run failed."""
+        self._progress_stop.set()
+        if self.abort_watch is not None:
+            self.abort_watch.stop()
+        for stop in (self.load and self.load.stop, self.sampler and self.sampler.stop,
+                     self.driver and self.driver.close):
+            if stop:
+                try:
+                    stop()
+                except Exception as exc:  # keep stopping the others
+                    logger.error(f"while abandoning run {self.run_id}: {exc}")
+        if self.recorder is not None:
+            self.recorder.finish("failed", error=message)
+        self.release()
+
+    def release(self) -> None:
+        if self.metrics_server is not None:
+            self.metrics_server.shutdown()
+            self.metrics_server.server_close()
+            self.metrics_server = None
+        if self.lock is not None:
+            self.lock.release()
+
+
+def before_experiment_control(context: dict, configuration: dict = None,
+                              secrets: dict = None, **arguments: Any) -> None:
+    # chaoslib logs any other exception of a control at debug level and goes on, which
+    # would inject the fault with no load and no record: every failure must interrupt.
+    queued_run_id = arguments.get("run_id")
+    lock = None
+    try:
+        # the lock first: a busy cluster may fail a preflight check for another run's fault
+        lock = _lock_cluster(configuration)
+        control = RunControl(context, configuration, arguments)
+    except (ClusterError, LoadError, PreflightError, ClusterBusy) as exc:
+        _stop_before_start(lock, queued_run_id, str(exc))
+        raise InterruptExecution(f"Faultline: {exc}") from None
+    except Exception as exc:
+        logger.exception("Faultline could not prepare the run")
+        _stop_before_start(lock, queued_run_id, f"could not prepare the run: {exc}")
+        raise InterruptExecution(f"Faultline could not prepare the run: {exc}") from None
+    control.lock = lock
+    try:
+        control.begin(arguments.get("experiment_path"), queued_run_id)
+    except RunNotQueued as exc:
+        control.abandon(str(exc))
+        raise InterruptExecution(f"Faultline: {exc}") from None
+    except Exception as exc:
+        control.abandon(str(exc))
+        if control.recorder is None and queued_run_id is not None:
+            fail_queued(control.sessions, queued_run_id, f"could not start the load: {exc}")
+        raise InterruptExecution(f"Faultline could not start the load: {exc}") from None
+    _runs[id(context)] = control
+
+
+def _lock_cluster(configuration: dict | None) -> ClusterLock:
+    cluster = cluster_from_configuration(configuration)
+    url = db.database_url()
+    wait_s = float(os.environ.get("FAULTLINE_CLUSTER_WAIT_S", "0"))
+    if wait_s:
+        logger.info(f"Waiting up to {wait_s:.0f} s for cluster {cluster.name} to be free")
+    return ClusterLock(url, cluster.name).acquire(db.session_factory(url), wait_s=wait_s)
+
+
+def _stop_before_start(lock: ClusterLock | None, queued_run_id: int | None,
+                       message: str) -> None:
+    if lock is not None:
+        lock.release()
+    if queued_run_id is not None:
+        fail_queued(db.session_factory(), queued_run_id, message)
+
+
+def before_method_control(context: dict, experiment: dict = None, **arguments: Any) -> None:
+    control = _runs.get(id(experiment or context))
+    if control is not None and control.load is not None:
+        control.wait_baseline()
+
+
+def before_activity_control(context: dict, experiment: dict = None, **arguments: Any) -> None:
+    control = _runs.get(id(experiment)) if experiment is not None else None
+    if control is not None:
+        control.activity_starting(context)
+
+
+def after_activity_control(context: dict, state: dict = None, experiment: dict = None,
+                           **arguments: Any) -> None:
+    control = _runs.get(id(experiment)) if experiment is not None else None
+    if control is not None and control.recorder is not None:
+        control.activity_done(context, state)
+
+
+def after_experiment_control(context: dict, state: dict = None, **arguments: Any) -> None:
+    control = _runs.pop(id(context), None)
+    fault_ledger.set_backend(None)  # the rollbacks have run: back to the default ledger
+    if control is not None and control.recorder is not None:
+        if state is not None:
+            state["faultline_run_id"] = control.run_id  # the journal names its run
+        try:
+            control.end(state)
+        except Exception as exc:  # chaoslib would hide it: say it, and close the run
+            logger.exception(f"Faultline could not finish run {control.run_id}")
+            control.abandon(f"could not finish the run: {exc}")
+            if state is not None:
+                state["status"] = "failed"
+        finally:
+            control.release()
+
+
+def _first_action(experiment: dict) -> str | None:
+    for activity in experiment.get("method", []):
+        if activity.get("type") == "action":
+            return activity.get("name")
+    return None
+
+
+def _timestamp(value: Any) -> float | None:
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value).timestamp()
+        except ValueError:
+            return None
+    return None
+
+
+def _jsonable(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=str))

@@ -1,0 +1,67 @@
+"""The Flask app: an app factory; each area is a blueprint registered here, the REST API
+(service.web.api, /api/v1) among them.
+
+The web process never runs an experiment: it reads what runs recorded, and queues runs for
+the workers (service.jobs.run_jobs). Every request but a few public ones needs a logged-in user
+(service.web.access). Config keys beyond Flask's: DATABASE_URL, INVENTORY, EXPERIMENTS_DIR
+(service.web.context).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Flask, abort, send_from_directory
+
+from service.store import db
+
+from . import (
+    access,
+    api,
+    auth,
+    catalogue,
+    clusters,
+    compare,
+    context,
+    errors,
+    health,
+    prometheus,
+    reports,
+    runs,
+    schedules,
+)
+from .assets import ASSETS, VENDOR_FILES
+from .secret import secret_key
+
+
+def create_app(config: dict[str, Any] | None = None) -> Flask:
+    app = Flask(__name__)
+    app.config.update(DATABASE_URL=None, SESSION_COOKIE_SAMESITE="Lax")
+    app.config.update(config or {})
+    if not app.config.get("SECRET_KEY"):
+        app.config["SECRET_KEY"] = secret_key()
+    app.extensions["faultline.sessions"] = db.session_factory(app.config["DATABASE_URL"])
+
+    access.init_app(app)
+    auth.init_app(app)
+    context.init_app(app)
+    errors.init_app(app)
+    health.init_app(app)
+    prometheus.init_app(app)
+    runs.init_app(app)
+    compare.init_app(app)
+    reports.init_app(app)
+    clusters.init_app(app)
+    catalogue.init_app(app)
+    schedules.init_app(app)
+    api.init_app(app)
+
+    @app.get("/vendor/<name>")
+    def vendor(name: str):
+        # Chart libraries come from npm (installed by `make setup`), never from this repo.
+        if name not in VENDOR_FILES:
+            abort(404)
+        path = ASSETS / VENDOR_FILES[name]
+        return send_from_directory(path.parent, path.name)
+
+    return app
