@@ -1,14 +1,15 @@
 """What is checked before a run starts anything, under `faultline run` and `chaos run` alike.
 
-The workload, the abort conditions, the load API and its credentials (authenticated,
-nothing written), SSH to every node that runs a service, and the arguments of Faultline's
-own actions (an unknown server, OSD or node), so a bad input changes nothing: no
-run row, no load, no fault.
+The workload, the abort conditions, what to do if the baseline does not hold, the load API
+and its credentials (authenticated, nothing written), SSH to every node that runs a service,
+and the arguments of Faultline's own actions (an unknown server, OSD or node), so a bad
+input changes nothing: no run row, no load, no fault.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 from typing import Any
 
 from chaoslib.exceptions import ActivityFailed
@@ -22,6 +23,7 @@ from . import abort_conditions
 from .exceptions import PreflightError
 
 ACTION_PACKAGE = "actions."
+ON_INVALID = ("stop", "inject-anyway")
 
 
 def default_api(cluster: Cluster) -> str:
@@ -34,11 +36,27 @@ def check_run(experiment: dict[str, Any], cluster: Cluster,
     """Check everything a run needs; return its workload, load API and abort conditions."""
     workload = parse_workload(arguments.get("workload"))
     abort_on = check_abort_on(arguments)
+    on_invalid_baseline(arguments)
     api = arguments.get("api") or default_api(cluster)
     driver_for(cluster, workload, api).check_access()
     check_activities(experiment, cluster)
     check_nodes_reachable(cluster)
     return workload, api, abort_on
+
+
+def on_invalid_baseline(arguments: dict[str, Any]) -> str:
+    """What a run does when its baseline did not hold (`baseline.on_invalid`): "stop"
+    (default: nothing is injected, the run ends invalid) or "inject-anyway" (for studies of
+    overloaded clusters; the run is marked as such everywhere)."""
+    policy = arguments.get("baseline") or {}
+    if not isinstance(policy, dict) or set(policy) - {"on_invalid"}:
+        raise PreflightError('invalid baseline: expected {"on_invalid": "stop" or '
+                             f'"inject-anyway"}}, not {json.dumps(policy)}')
+    value = policy.get("on_invalid", "stop")
+    if value not in ON_INVALID:
+        raise PreflightError(f"invalid baseline.on_invalid {value!r}: expected "
+                             + " or ".join(repr(v) for v in ON_INVALID))
+    return value
 
 
 def check_abort_on(arguments: dict[str, Any]) -> list[abort_conditions.AbortCondition]:

@@ -43,7 +43,7 @@ RESULT_FIGURES = (
     ("lost_objects", "faultline_last_lost_objects", "Acknowledged objects not read back"),
 )
 RESULT_LABELS = ["cluster", "experiment"]
-FINISHED = ("completed", "failed", "aborted", "interrupted")
+FINISHED = ("completed", "failed", "aborted", "interrupted", "invalid")
 
 
 def experiment_name(run: Run) -> str:

@@ -123,10 +123,22 @@ def compare_entries(entries: list[dict[str, Any]]) -> dict[str, Any]:
     """The side-by-side table and the caveats of run entries (run_entry/unrecorded_entry)."""
     if len(entries) < 2:
         raise CompareError(f"a comparison needs at least two runs, got {len(entries)}")
-    table = {key: [{"value": e.get(key), "reason": _reason(e, key)} for e in entries]
-             for key in FIGURE_KEYS}
+    table = {key: [_cell(e, key) for e in entries] for key in FIGURE_KEYS}
     return {"run_ids": [e["run_id"] for e in entries], "runs": entries, "table": table,
             "caveats": caveats(entries)}
+
+
+def _cell(entry: dict[str, Any], key: str) -> dict[str, Any]:
+    """One run's figure in the table. A run whose baseline did not hold is kept out of the
+    comparison (nothing was injected); one that injected anyway keeps its figure, with a
+    warning beside it."""
+    validity = entry.get("validity") or {}
+    if validity.get("valid") is False and not validity.get("injected_anyway"):
+        return {"value": None, "reason": "its baseline did not hold: not comparable"}
+    cell = {"value": entry.get(key), "reason": _reason(entry, key)}
+    if validity.get("valid") is False:
+        cell["warning"] = "its baseline did not hold (injected anyway)"
+    return cell
 
 
 def _reason(entry: dict[str, Any], key: str) -> str | None:
@@ -174,6 +186,13 @@ def caveats(entries: list[dict[str, Any]]) -> list[str]:
     for note in dict.fromkeys(e["fault_note"] for e in entries if e.get("fault_note")):
         out.append(note)
     for e in entries:
+        validity = e.get("validity") or {}
+        if validity.get("valid") is False:
+            out.append(f"{label(e)}: its baseline did not hold ({'; '.join(validity['reasons'])})"
+                       + (": it injected its fault anyway, so its figures (marked !) describe "
+                          "an overloaded cluster and are not comparable with a valid run's."
+                          if validity.get("injected_anyway") else
+                          ": nothing was injected, and it is kept out of the comparison."))
         if e.get("status") != "completed":
             why = f": {e['error']}" if e.get("error") else ""
             out.append(f"{label(e)} did not complete (status {e.get('status')}){why}; "
@@ -217,7 +236,8 @@ def format_comparison(data: dict[str, Any], width: int = 100) -> str:
     header += [(field, [str(e.get(key) or "") for e in entries])
                for field, key in (("cluster", "cluster"), ("kind", "cluster_kind"),
                                   ("api", "api"), ("status", "status"))]
-    body = [(key, [format_value(key, cell["value"]) for cell in cells])
+    body = [(key, [format_value(key, cell["value"]) + (" !" if cell.get("warning") else "")
+                   for cell in cells])
             for key, cells in data["table"].items()]
     first = max(len(name) for name, _ in header + body)
     widths = [max(len(cells[i]) for _, cells in header + body) for i in range(len(entries))]

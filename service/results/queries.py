@@ -15,7 +15,8 @@ from .exceptions import JournalNotRecorded, RunQueryError
 from .figures import get_run
 from .report import FIGURE_KEYS, report_dict
 
-STATUSES = ("queued", "cancelled", "running", "completed", "deviated", "interrupted", "failed")
+STATUSES = ("queued", "cancelled", "running", "completed", "deviated", "interrupted", "invalid",
+            "failed")
 KINDS = ("ceph", "swift")
 MAX_PER_PAGE = 200
 

@@ -82,7 +82,29 @@ def report_dict(run: Run) -> dict[str, Any]:
     out["verify"] = run.verify
     out["note"] = NOTES.get(run.cluster_kind)
     out["fault_note"] = fault_note(run.cluster_kind, *_activities(run))
+    out["validity"] = _validity(figures.get("validity"))
     return out
+
+
+def _validity(verdict: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The baseline's verdict, as reports and comparisons show it (None: not judged, a run
+    recorded before the check existed)."""
+    if verdict is None:
+        return None
+    return {"valid": verdict.get("valid"), "reasons": verdict.get("reasons") or [],
+            "hint": verdict.get("hint"), "injected_anyway": bool(verdict.get("injected_anyway"))}
+
+
+def validity_line(validity: dict[str, Any] | None) -> str:
+    """The baseline check in a few words, for reports and comparisons."""
+    if validity is None:
+        return "not judged (recorded before the check existed)"
+    if validity["valid"]:
+        return "held"
+    why = "; ".join(validity["reasons"]) + (f" ({validity['hint']})" if validity["hint"] else "")
+    if validity["injected_anyway"]:
+        return f"DID NOT HOLD, fault injected anyway as the experiment asked: {why}"
+    return f"DID NOT HOLD, nothing injected: {why}"
 
 
 def _fmt(value: Any, unit: str = "") -> str:
@@ -123,6 +145,7 @@ def format_report(data: dict[str, Any]) -> str:
         f"(corrupt {_fmt(data['corrupt_objects'])}, "
         f"of {_fmt((data.get('verify') or {}).get('checked'))} verified)",
     ]
+    lines.insert(5, f"  baseline check               {validity_line(data.get('validity'))}")
     if data["reasons"]:
         lines.append("")
         lines += [f"  {k}: n/a because {v}" for k, v in data["reasons"].items()]

@@ -48,9 +48,9 @@ from loadgen.exceptions import LoadError
 from loadgen.metrics import DriverMetrics
 from loadgen.metrics import serve as serve_metrics
 from loadgen.session import LoadSession
-from service.experiments.preflight import PreflightError, check_run
+from service.experiments.preflight import PreflightError, check_run, on_invalid_baseline
 from service.jobs.cluster_lock import ClusterBusy, ClusterLock
-from service.results import figures
+from service.results import baseline, figures
 from service.store import db
 from service.store.fault_ledger import use_database_ledger
 from service.store.recording import RunNotQueued, RunRecorder, fail_queued
@@ -91,6 +91,9 @@ class RunControl:
         self.abort_watch: AbortWatch | None = None
         self.fault_started_ts: float | None = None
         self.fault_unreported = False
+        self.on_invalid = on_invalid_baseline(arguments)
+        self.validity: dict[str, Any] | None = None  # the baseline's verdict
+        self._cpu_mark: tuple[float, float] | None = None  # (process CPU, wall) at its start
 
     @property
     def run_id(self) -> int | None:
@@ -128,6 +131,7 @@ class RunControl:
                                       self.fault_time, self._aborting)
         self.abort_watch.start()
         self.load.start()
+        self._cpu_mark = (time.process_time(), time.time())
         self.metrics.load_running = True
         self.recorder.update(load_started_ts=self.load.started_at)
         self.recorder.event("load_started", ts=self.load.started_at,
@@ -166,10 +170,77 @@ class RunControl:
                 f"{state.get('summary') or state.get('error') or 'no cluster sample yet'}")
 
     def wait_baseline(self) -> None:
-        until = self.load.started_at + self.workload.ramp_s + self.workload.baseline_s
+        start = self.load.started_at + self.workload.ramp_s
+        until = start + self.workload.baseline_s
         if until > time.time():
             logger.info(f"Measuring the baseline for {until - time.time():.0f} s")
             time.sleep(max(0.0, until - time.time()))
+        self.judge_baseline(start, until)
+
+    def judge_baseline(self, start: float, end: float) -> None:
+        """Judge the baseline window [start, end) before anything is injected
+        (service.results.baseline). One that did not hold interrupts the run: nothing is
+        injected, the rollbacks (idempotent restores) run, and the run ends `invalid` with
+        the reason; unless the experiment asked to inject anyway (`baseline.on_invalid`)."""
+        window = baseline.window_of(
+            self._recorded_seconds(end), start, end,
+            None if self.workload.workers else self.workload.rate, self._lags(start, end),
+            self._generator_cpu(), self._cluster_problems(start, end))
+        verdict = {**baseline.judge(window), "on_invalid": self.on_invalid}
+        if self.validity is None or not verdict["valid"]:  # a fill's run judges twice
+            self.validity = verdict
+        self.recorder.event("baseline_judged", valid=verdict["valid"],
+                            reasons=verdict["reasons"], hint=verdict["hint"])
+        if verdict["valid"]:
+            logger.info(f"The baseline held: {window.achieved_rate:.1f} ops/s, "
+                        f"{window.errors} errors")
+            return
+        message = baseline.summary(verdict)
+        if self.on_invalid == "inject-anyway":
+            verdict["injected_anyway"] = True
+            logger.warning(f"The baseline did not hold; injecting anyway, as the experiment "
+                           f"asks: {message}")
+            return
+        logger.error(f"The baseline did not hold: {message}")
+        raise InterruptExecution(
+            f"Faultline: the baseline did not hold, nothing was injected: {message}")
+
+    def _recorded_seconds(self, end: float, wait_s: float = 6.0) -> list:
+        """The run's seconds of load, once the window's last second is stored (the load
+        stores what it measured every 2 s; drivers on other hosts as often)."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            with self.sessions() as session:
+                seconds = figures.seconds_of(session, self.run_id)
+            if any(s.ts >= end - 1.5 for s in seconds) or time.monotonic() > deadline:
+                return seconds
+            time.sleep(0.5)
+
+    def _lags(self, start: float, end: float) -> list[float] | None:
+        """The open loop's schedule lags of the operations it meant to start in the window
+        (the i-th operation is meant for i/rate after the load's start)."""
+        loop = getattr(self.load, "loop", None)
+        lags = getattr(loop, "lag_s", None)
+        if lags is None or self.workload.workers or self.load.started_at is None:
+            return None  # a closed loop, or drivers on other hosts
+        rate = self.workload.rate
+        first = max(0, int((start - self.load.started_at) * rate))
+        return list(lags[first:int((end - self.load.started_at) * rate)])
+
+    def _generator_cpu(self) -> float | None:
+        """Cores this process used since the load (or the baseline after a fill) started;
+        None when the load runs on other hosts."""
+        if self._cpu_mark is None or isinstance(self.load, DistributedLoad):
+            return None
+        cpu, wall = self._cpu_mark
+        elapsed = time.time() - wall
+        return round((time.process_time() - cpu) / elapsed, 3) if elapsed >= 1 else None
+
+    def _cluster_problems(self, start: float, end: float) -> list[str]:
+        samples = [(h, s) for ts, h, s in list(self.sampler.recent) if start <= ts <= end]
+        if not samples:
+            return ["no cluster sample was taken during the baseline"]
+        return [p for p in (baseline.cluster_problem(h, s) for h, s in samples) if p]
 
     def fault_time(self) -> float | None:
         """When the fault was injected, as far as is known yet: an action with a pause after
@@ -197,10 +268,13 @@ class RunControl:
         self.recorder.event("activity", ts=ts, name=name, type=activity.get("type"),
                             status=status, output=_jsonable((result or {}).get("output")))
         if name == self.baseline_after and status == "succeeded" and self.fault_ts is None:
-            self.recorder.event("baseline_started", ts=time.time())
+            started = time.time()
+            self.recorder.event("baseline_started", ts=started)
+            self._cpu_mark = (time.process_time(), started)
             logger.info(f"Measuring the baseline for {self.workload.baseline_s:.0f} s "
                         f"after {name}")
             time.sleep(self.workload.baseline_s)
+            self.judge_baseline(started, started + self.workload.baseline_s)
         if name == self.fault_name and self.fault_ts is None:
             if status == "succeeded":
                 self.fault_ts = ts
@@ -260,17 +334,33 @@ class RunControl:
         error = unrestored or error
         with self.sessions() as session:
             result = figures.compute(session, self.run_id)
+        invalid = self._baseline_invalid()
+        if self.validity is not None:
+            result["validity"] = self.validity
+            if invalid:
+                result["reasons"] = {k: (f"{v}: the baseline did not hold"
+                                         if v == "no fault was injected" else v)
+                                     for k, v in result.get("reasons", {}).items()}
         self._timeline_events(result)
         status = (journal or {}).get("status", "failed")
         if (journal or {}).get("deviated"):
             status = "deviated"
         status = status if not error else "failed"
+        if invalid and not unrestored:
+            status = "invalid"
+            error = ("the baseline did not hold, nothing was injected: "
+                     + baseline.summary(self.validity))
         aborted = self.abort_watch.reason if self.abort_watch is not None else None
         if aborted and not error:  # stopped on purpose, rollbacks run: say why
             status, error = "interrupted", aborted
         self.recorder.finish(status, figures=result, error=error, journal=_jsonable(journal))
         logger.info(f"Faultline run {self.run_id}: {status}; "
                     f"see `faultline report {self.run_id}`")
+
+    def _baseline_invalid(self) -> bool:
+        """The baseline did not hold and nothing was injected because of it."""
+        return (self.validity is not None and not self.validity["valid"]
+                and not self.validity.get("injected_anyway") and self.fault_ts is None)
 
     def _record_unreported_fault(self, journal: dict | None) -> None:
         """The fault of a run interrupted before its action reported: the journal has the

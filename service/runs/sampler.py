@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -99,6 +100,8 @@ class ClusterSampler:
         self.interval_s = interval_s
         self.flush_every_s = flush_every_s
         self.latest: dict[str, Any] | None = None
+        # the last hour in memory: the run judges its baseline from it before the fault
+        self.recent: deque[tuple[float, str, dict[str, Any]]] = deque(maxlen=3600)
         self._pending: list[tuple[float, str, dict[str, Any]]] = []
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -132,6 +135,7 @@ class ClusterSampler:
             ts = (before + time.time()) / 2
             self.latest = {"ts": ts, **state}
             self._pending.append((ts, health, state))
+            self.recent.append((ts, health, state))
             if time.monotonic() - last_flush >= self.flush_every_s:
                 self._flush()
                 last_flush = time.monotonic()

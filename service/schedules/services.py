@@ -190,11 +190,13 @@ def _values(schedule: Schedule) -> dict[str, Any]:
 
 def series(session: Session, run: Run, limit: int = 50) -> list[Run]:
     """The runs before this one of its series (same schedule, cluster and experiment file)
-    that ran to the end: a failed or interrupted night would blur the history."""
+    that ran to the end on a baseline that held: a failed or interrupted night, or one that
+    injected anyway on an overloaded cluster, would blur the history."""
     if run.schedule_id is None:
         return []
-    return list(session.execute(
+    return [r for r in session.execute(
         select(Run).where(Run.schedule_id == run.schedule_id, Run.cluster == run.cluster,
                           Run.experiment_path == run.experiment_path, Run.id < run.id,
                           Run.status.in_(("completed", "deviated")), Run.figures.is_not(None))
-        .order_by(Run.id.desc()).limit(limit)).scalars())[::-1]
+        .order_by(Run.id.desc()).limit(limit)).scalars()
+        if (r.figures.get("validity") or {}).get("valid") is not False][::-1]

@@ -20,11 +20,18 @@ def judge_run(sessions: sessionmaker[Session], run_id: int,
         run = session.get(Run, run_id)
         if run is None or run.schedule_id is None or run.status in ("queued", "running"):
             return None
-        if run.figures is None:  # it never measured anything: that is a failure of the night
+        if run.status == "invalid":  # nothing injected: the night says why, judges nothing
+            verdict = {"status": "failure", "findings": [], "history_runs": 0, "judged": [],
+                       "summary": f"invalid run: {run.error}"}
+        elif run.figures is None:  # it never measured anything: a failure of the night
             verdict = {"status": "failure", "findings": [], "history_runs": 0, "judged": [],
                        "summary": f"run {run.status} without figures: {run.error or 'no error'}"}
         else:
             history = [r.figures for r in schedules.series(session, run, limit=policy.window)]
             verdict = judge(run.figures, history, policy).as_dict()
+            validity = run.figures.get("validity") or {}
+            if validity.get("valid") is False:  # injected anyway: say so beside the verdict
+                verdict["warning"] = ("the baseline did not hold (the fault was injected "
+                                      "anyway): " + "; ".join(validity.get("reasons") or []))
         run.verdict = verdict
         return verdict

@@ -39,7 +39,8 @@ class Run(Base):
     cluster: Mapped[str] = mapped_column(String(200), index=True)
     cluster_kind: Mapped[str] = mapped_column(String(20))
     load_api: Mapped[str | None] = mapped_column(String(20))  # rados, swift
-    # queued, cancelled, running, completed, deviated, interrupted, failed
+    # queued, cancelled, running, completed, deviated, interrupted, invalid (its baseline did
+    # not hold: nothing injected), failed
     status: Mapped[str] = mapped_column(String(20), default="running", index=True)
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True),
                                                  server_default=func.now())

@@ -174,3 +174,31 @@ def test_run_ids_come_from_commas_or_repeated_parameters(values, ids):
 def test_a_run_id_that_is_not_a_number_is_refused():
     with pytest.raises(CompareError, match="'x1' is not a run id"):
         parse_run_ids(["1,x1"])
+
+
+INVALID = {"valid": False, "reasons": ["the cluster could not sustain 50.0 ops/s: 45.3 achieved"],
+           "hint": "lower the rate", "injected_anyway": False}
+
+
+def test_a_run_whose_baseline_did_not_hold_is_kept_out_of_the_comparison():
+    invalid = entry(2, status="invalid", baseline_ops=45.3)
+    invalid["validity"] = INVALID
+    data = compare_entries([entry(1, baseline_ops=50.0), invalid])
+
+    assert data["table"]["baseline_ops"][1] == {
+        "value": None, "reason": "its baseline did not hold: not comparable"}
+    assert any(c.startswith("run 2: its baseline did not hold (the cluster could not sustain")
+               and "kept out of the comparison" in c for c in data["caveats"])
+
+
+def test_a_run_that_injected_anyway_keeps_its_figures_with_a_warning_beside_each():
+    anyway = entry(2, baseline_ops=45.3, time_to_detect_s=2.0)
+    anyway["validity"] = {**INVALID, "injected_anyway": True}
+    data = compare_entries([entry(1, baseline_ops=50.0, time_to_detect_s=1.0), anyway])
+
+    cell = data["table"]["time_to_detect_s"][1]
+    assert cell["value"] == 2.0 and "did not hold" in cell["warning"]
+    assert "warning" not in data["table"]["time_to_detect_s"][0]
+    text = format_comparison(data)
+    assert "2.000 s !" in text and "1.000 s !" not in text
+    assert any("injected its fault anyway" in c for c in data["caveats"])
