@@ -57,6 +57,7 @@ from service.store.recording import RunNotQueued, RunRecorder, fail_queued
 
 from .abort_watch import AbortWatch
 from .distributed_load import DistributedLoad, defer_driver_job
+from .heartbeat import Heartbeat
 from .sampler import ClusterSampler
 
 logger = logging.getLogger("chaostoolkit")
@@ -91,6 +92,7 @@ class RunControl:
         self.abort_watch: AbortWatch | None = None
         self.fault_started_ts: float | None = None
         self.fault_unreported = False
+        self.heartbeat: Heartbeat | None = None
 
     @property
     def run_id(self) -> int | None:
@@ -106,6 +108,8 @@ class RunControl:
         else:
             self.recorder = RunRecorder.create(self.sessions, **fields)
         logger.info(f"Faultline run {self.run_id} on {self.cluster.name}")
+        self.heartbeat = Heartbeat(self.recorder)  # the row names this process as its owner
+        self.heartbeat.start()
         # from here on every fault is written to PostgreSQL, stamped with this run
         use_database_ledger(self.sessions, run_id=self.run_id)
         self.sampler = ClusterSampler(self.cluster, self.recorder.cluster_samples)
@@ -350,6 +354,9 @@ class RunControl:
         self.release()
 
     def release(self) -> None:
+        if self.heartbeat is not None:
+            self.heartbeat.stop()
+            self.heartbeat = None
         if self.metrics_server is not None:
             self.metrics_server.shutdown()
             self.metrics_server.server_close()
