@@ -329,13 +329,8 @@ class RunControl:
         return message
 
     def _timeline_events(self, result: dict) -> None:
-        if not self.fault_ts:
-            return
-        for key, kind in (("time_to_detect_s", "cluster_noticed"),
-                          ("time_to_client_recovery_s", "client_recovered"),
-                          ("time_to_full_redundancy_s", "fully_redundant")):
-            if result.get(key) is not None:
-                self.recorder.event(kind, ts=self.fault_ts + result[key])
+        for kind, ts in figures.milestones(self.fault_ts, result):
+            self.recorder.event(kind, ts=ts)
 
     def abandon(self, message: str) -> None:
         """Stop whatever begin() had started, and mark the run failed."""
