@@ -185,6 +185,9 @@ class RunControl:
             before = (activity.get("pauses") or {}).get("before")
             self.fault_started_ts = time.time() + (before if isinstance(before, int | float)
                                                    else 0)
+            # on record at once: a run whose process dies before the action reports (during
+            # its pause after) is closed from its records (service.runs.reaper)
+            self.recorder.event("fault_started", ts=self.fault_started_ts, name=self.fault_name)
 
     def activity_done(self, activity: dict, result: dict | None) -> None:
         name = activity.get("name")

@@ -24,7 +24,10 @@ What a closed run gets:
   sample at 2026-11-25 10:32:07 UTC; any fault it left is in the fault ledger: `faultline
   heal`";
 - `figures`: computed from what was recorded (service.results.figures), as at the end of a
-  run; lost and corrupt objects are null, since no verify phase ran;
+  run; lost and corrupt objects are null, since no verify phase ran. A run that died
+  during its fault's action, or the pause after it, has no fault time yet: it is the time
+  the action began (its `fault_started` event), as the control itself does for a run
+  interrupted there;
 - an `interrupted` event at `ended_at` (the cause, who found it and when), and the figures'
   milestones (cluster noticed, clients recovered, fully redundant) as a run that ends has.
 
@@ -51,6 +54,8 @@ logger = logging.getLogger(__name__)
 
 STALE_AFTER_S = 600.0
 NO_VERIFY = "the run's process died before its verify phase"
+FAULT_NOTE = ("the run's process died during the fault's action or the pause after it: this "
+              "is when the action began, and the fault may be partial")
 
 
 @dataclass(frozen=True)
@@ -153,6 +158,8 @@ def _close(session: Session, run: Run, cause: str, found_by: str) -> Interruptio
     error = (f"{cause}; " + (f"last sample at {_utc(last)}" if last is not None
                              else "no sample was recorded")
              + "; any fault it left is in the fault ledger: `faultline heal`")
+    if run.fault_ts is None:
+        _fault_from_its_start(session, run)
     result = _figures(session, run)
     if result is None:
         error += "; its figures could not be computed (see the log)"
@@ -164,6 +171,21 @@ def _close(session: Session, run: Run, cause: str, found_by: str) -> Interruptio
     for kind, ts in figures.milestones(run.fault_ts, result or {}):
         session.add(Event(run_id=run.id, ts=ts, kind=kind, detail={}))
     return Interruption(run.id, error)
+
+
+def _fault_from_its_start(session: Session, run: Run) -> None:
+    """A fault action that began and never reported: the fault counts from its beginning."""
+    started = session.execute(select(Event).where(Event.run_id == run.id,
+                                                  Event.kind == "fault_started")
+                              .order_by(Event.ts.desc()).limit(1)).scalar()
+    failed = session.execute(select(func.count(Event.id)).where(
+        Event.run_id == run.id, Event.kind == "fault_failed")).scalar()
+    if started is None or failed:
+        return
+    run.fault_ts = started.ts
+    session.add(Event(run_id=run.id, ts=started.ts, kind="fault_injected",
+                      detail={"name": started.detail.get("name"), "note": FAULT_NOTE}))
+    session.flush()
 
 
 def _figures(session: Session, run: Run) -> dict[str, Any] | None:
