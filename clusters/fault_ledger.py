@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 from . import paths
 from .exceptions import FaultLedgerError
+from .processes import ProcessOwner
 
 _RESTORE_PATH = re.compile(r"actions(\.[A-Za-z_]\w*)+")
 
@@ -54,15 +55,7 @@ class FaultEntry:
         A zombie counts as dead. A PID reused since then counts as alive: the safe
         mistake, since only entries of dead owners are healed without being asked.
         """
-        if self.owner_host != socket.gethostname():
-            return None
-        try:
-            status = Path(f"/proc/{self.owner_pid}/status").read_text()
-        except (FileNotFoundError, ProcessLookupError):
-            return False
-        state = next((line.split()[1] for line in status.splitlines()
-                      if line.startswith("State:")), "")
-        return state not in ("Z", "X")
+        return ProcessOwner(self.owner_pid, self.owner_host).alive()
 
 
 class FaultLedgerBackend(Protocol):

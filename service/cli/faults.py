@@ -11,7 +11,7 @@ import click
 from service.runs import heal
 from service.store import db
 
-from .group import fail
+from .group import close_dead_runs, fail
 
 
 @click.command("faults")
@@ -42,8 +42,10 @@ def heal_cmd(cluster: str | None, inventory: str | None, as_json: bool) -> None:
     """Restore every fault still in the fault ledger, newest first, whoever injected it.
 
     Covers the database's ledger, then this machine's ledger file. Exits 1 if any restore
-    failed (that fault stays in the ledger).
+    failed (that fault stays in the ledger). Runs whose process died are marked interrupted
+    first.
     """
+    close_dead_runs("faultline heal")
     results = heal.heal_everywhere(db.session_factory(), cluster, inventory)
     if as_json:
         click.echo(json.dumps(results, indent=2, default=str))

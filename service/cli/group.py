@@ -15,6 +15,8 @@ from lab.disks import DiskError
 from lab.procs import DaemonError
 from loadgen.exceptions import LoadError
 from service.exceptions import FaultlineError
+from service.runs.reaper import interrupt_dead_runs
+from service.store import db
 
 USER_ERRORS = (ClusterError, LoadError, FaultlineError)
 # Errors of the machine or the lab: one clear line too, never a traceback.
@@ -25,6 +27,13 @@ SETUP_ERRORS = (LabError, DaemonError, DiskError, PermissionError,
 def fail(message: str) -> None:
     click.echo(f"error: {message}", err=True)
     sys.exit(2)
+
+
+def close_dead_runs(found_by: str) -> None:
+    """Mark interrupted the runs whose process died (service.runs.reaper), saying so on
+    stderr, so that a command's own output stays as it is."""
+    for closed in interrupt_dead_runs(db.session_factory(), found_by):
+        click.echo(f"run {closed.run_id} interrupted: {closed.error}", err=True)
 
 
 class FaultlineGroup(click.Group):

@@ -16,6 +16,8 @@ from service.jobs.names import LOAD_QUEUE, RUNS_QUEUE, SCHEDULES_QUEUE
 from service.store import db
 from service.worker.app import make_worker_app
 
+from .group import close_dead_runs
+
 
 @click.command("worker")
 @click.option("--concurrency", type=int, default=None,
@@ -38,6 +40,7 @@ def worker_cmd(concurrency: int | None, name: str | None, queues: tuple[str, ...
     app = make_worker_app(url)
     logging.basicConfig(level=logging.INFO, format="[%(asctime)s %(levelname)s] %(message)s",
                         datefmt="%H:%M:%S")
+    close_dead_runs("faultline worker")
     click.echo(f"faultline worker on {db.libpq_url(url).split('@')[-1]}: queues "
                f"{', '.join(queues)}; {concurrency} at once", err=True)
     app.run_worker(queues=list(queues), concurrency=concurrency,

@@ -20,7 +20,7 @@ from service.store import db
 from service.store.models import Run
 
 from .faults import heal_orphans
-from .group import USER_ERRORS, fail
+from .group import USER_ERRORS, close_dead_runs, fail
 
 
 @click.command("run")
@@ -30,6 +30,7 @@ from .group import USER_ERRORS, fail
 def run_cmd(experiment: str, cluster: str | None, inventory: str | None) -> None:
     """Run an experiment file through Chaos Toolkit with the Faultline control."""
     experiments.load(experiment)  # a bad file changes nothing, not even a heal
+    close_dead_runs("faultline run")
     heal_orphans([experiments.target_cluster(cluster)], inventory)
     log_to_terminal()
     try:
@@ -48,7 +49,8 @@ def run_cmd(experiment: str, cluster: str | None, inventory: str | None) -> None
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--limit", default=50, show_default=True)
 def runs_cmd(as_json: bool, limit: int) -> None:
-    """List recent runs."""
+    """List recent runs (a run whose process died is marked interrupted first)."""
+    close_dead_runs("faultline runs")
     with db.session_factory()() as session:
         runs = session.execute(select(Run).order_by(Run.id.desc()).limit(limit)).scalars().all()
         rows = [{"run_id": r.id, "title": r.title, "cluster": r.cluster, "status": r.status,
@@ -93,6 +95,7 @@ def suite_cmd(suite_file: str, inventory: str | None, as_json: bool) -> None:
     Exits 1 if any run did not complete (after printing the comparison).
     """
     loaded = suite.load_suite(suite_file, inventory)  # every problem before anything runs
+    close_dead_runs("faultline suite")
     heal_orphans([item.cluster for item in loaded.runs], loaded.inventory)
     log_to_terminal()
     result = suite.run_suite(loaded, db.session_factory())

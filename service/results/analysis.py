@@ -267,6 +267,10 @@ def _client_recovery(seconds: list[Second], fault: float, window_end: float, fig
 
 def _data_at_risk(points: list[ClusterPoint], tl: Timeline, figures: dict,
                   reasons: dict) -> None:
+    if not any(p.ts >= tl.fault for p in points):  # the sampler never saw the fault
+        figures["data_at_risk_s"] = None
+        reasons["data_at_risk_s"] = "no sample of the cluster was recorded after the fault"
+        return
     total, unknown = 0.0, 0.0
     for here, there in zip(points, points[1:] + [None], strict=True):
         if here.ts < tl.fault:

@@ -99,6 +99,18 @@ def compute(session: Session, run_id: int) -> dict[str, Any]:
     return result
 
 
+def milestones(fault_ts: float | None, result: dict[str, Any]) -> list[tuple[str, float]]:
+    """The moments a run's figures put on its timeline, as (event kind, epoch seconds):
+    when the cluster noticed the fault, the clients recovered, and it was fully redundant."""
+    if not fault_ts:
+        return []
+    return [(kind, fault_ts + result[key])
+            for key, kind in (("time_to_detect_s", "cluster_noticed"),
+                              ("time_to_client_recovery_s", "client_recovered"),
+                              ("time_to_full_redundancy_s", "fully_redundant"))
+            if result.get(key) is not None]
+
+
 def _time_to_alert(session: Session, run: Run, figures: dict[str, Any]) -> None:
     """From the fault to the first alert about the run's cluster (its `cluster` label) that
     began firing after it. Prometheus sends the moment the rule fired (its `for` included)

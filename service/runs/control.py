@@ -57,6 +57,7 @@ from service.store.recording import RunNotQueued, RunRecorder, fail_queued
 
 from .abort_watch import AbortWatch
 from .distributed_load import DistributedLoad, defer_driver_job
+from .heartbeat import Heartbeat
 from .sampler import ClusterSampler
 
 logger = logging.getLogger("chaostoolkit")
@@ -94,6 +95,7 @@ class RunControl:
         self.on_invalid = on_invalid_baseline(arguments)
         self.validity: dict[str, Any] | None = None  # the baseline's verdict
         self._cpu_mark: tuple[float, float] | None = None  # (process CPU, wall) at its start
+        self.heartbeat: Heartbeat | None = None
 
     @property
     def run_id(self) -> int | None:
@@ -109,6 +111,8 @@ class RunControl:
         else:
             self.recorder = RunRecorder.create(self.sessions, **fields)
         logger.info(f"Faultline run {self.run_id} on {self.cluster.name}")
+        self.heartbeat = Heartbeat(self.recorder)  # the row names this process as its owner
+        self.heartbeat.start()
         # from here on every fault is written to PostgreSQL, stamped with this run
         use_database_ledger(self.sessions, run_id=self.run_id)
         self.sampler = ClusterSampler(self.cluster, self.recorder.cluster_samples)
@@ -252,6 +256,9 @@ class RunControl:
             before = (activity.get("pauses") or {}).get("before")
             self.fault_started_ts = time.time() + (before if isinstance(before, int | float)
                                                    else 0)
+            # on record at once: a run whose process dies before the action reports (during
+            # its pause after) is closed from its records (service.runs.reaper)
+            self.recorder.event("fault_started", ts=self.fault_started_ts, name=self.fault_name)
 
     def activity_done(self, activity: dict, result: dict | None) -> None:
         name = activity.get("name")
@@ -415,13 +422,8 @@ class RunControl:
         return message
 
     def _timeline_events(self, result: dict) -> None:
-        if not self.fault_ts:
-            return
-        for key, kind in (("time_to_detect_s", "cluster_noticed"),
-                          ("time_to_client_recovery_s", "client_recovered"),
-                          ("time_to_full_redundancy_s", "fully_redundant")):
-            if result.get(key) is not None:
-                self.recorder.event(kind, ts=self.fault_ts + result[key])
+        for kind, ts in figures.milestones(self.fault_ts, result):
+            self.recorder.event(kind, ts=ts)
 
     def abandon(self, message: str) -> None:
         """Stop whatever begin() had started, and mark the run failed."""
@@ -440,6 +442,9 @@ class RunControl:
         self.release()
 
     def release(self) -> None:
+        if self.heartbeat is not None:
+            self.heartbeat.stop()
+            self.heartbeat = None
         if self.metrics_server is not None:
             self.metrics_server.shutdown()
             self.metrics_server.server_close()

@@ -18,7 +18,7 @@ from service.store import db
 from service.store.models import Run
 from service.store.recording import fail_queued
 
-from . import heal
+from . import heal, reaper
 
 # A run from the queue waits for a cluster held by a `faultline run` from the command line.
 CLUSTER_WAIT_S = 6 * 3600
@@ -34,7 +34,8 @@ def run_queued(run_id: int) -> str:
         experiment, cluster, inventory = run.experiment, run.cluster, run.inventory
         path = run.experiment_path
     os.environ.setdefault("FAULTLINE_CLUSTER_WAIT_S", str(CLUSTER_WAIT_S))
-    # as `faultline run` does: undo what a run that died left on this cluster
+    # as `faultline run` does: close the runs that died, undo what they left on this cluster
+    reaper.interrupt_dead_runs(sessions, "a worker's run, before it started")
     for result in heal.heal_everywhere(sessions, cluster, inventory, only_orphaned=True):
         if not result["restored"]:
             fail_queued(sessions, run_id, f"could not heal {result['description']} left by a "

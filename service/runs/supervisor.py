@@ -25,6 +25,8 @@ from clusters.paths import state_dir
 from service.store import db
 from service.store.models import Event, Run
 
+from . import reaper
+
 
 def log_path(run_id: int) -> Path:
     """Where the run's process writes its log (the Chaos Toolkit narration)."""
@@ -79,9 +81,11 @@ def _record_cancel(url: str, run_id: int) -> None:
 
 
 def settle(url: str, run_id: int, exit_code: int, interrupted: bool) -> str:
-    """The run's final status once its process is gone."""
-    now = datetime.now(UTC)
-    with db.session_factory(url).begin() as session:
+    """The run's final status once its process is gone: a run it left running (killed, or
+    crashed, before the control could finish it) is interrupted (service.runs.reaper)."""
+    sessions = db.session_factory(url)
+    reaper.interrupt_run(sessions, run_id, _how_it_ended(exit_code), "the worker that ran it")
+    with sessions.begin() as session:
         run = session.get(Run, run_id)
         if run is None:
             return "missing"
@@ -89,12 +93,17 @@ def settle(url: str, run_id: int, exit_code: int, interrupted: bool) -> str:
             values = ({"status": "cancelled"} if interrupted else
                       {"status": "failed", "error": f"the run's process exited with code "
                                                     f"{exit_code} before the run started"})
-            session.execute(update(Run).where(Run.id == run_id).values(ended_at=now, **values))
-        elif run.status == "running":  # killed before the control could finish the run
-            session.execute(update(Run).where(Run.id == run_id).values(
-                status="failed", ended_at=now,
-                error=f"the run's process died (exit code {exit_code}) before the run ended; "
-                      "faults it left are in the fault ledger: `faultline heal`"))
+            session.execute(update(Run).where(Run.id == run_id)
+                            .values(ended_at=datetime.now(UTC), **values))
         session.flush()
         session.refresh(run)
         return run.status
+
+
+def _how_it_ended(exit_code: int) -> str:
+    if exit_code < 0:
+        try:
+            return f"was killed by {signal.Signals(-exit_code).name}"
+        except ValueError:
+            return f"was killed by signal {-exit_code}"
+    return f"exited with code {exit_code} before the run ended"

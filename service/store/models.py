@@ -63,6 +63,12 @@ class Run(Base):
         ForeignKey("schedules.id", ondelete="SET NULL"), index=True)
     verdict: Mapped[dict[str, Any] | None] = mapped_column(JSONB)  # against its series
     metrics_url: Mapped[str | None] = mapped_column(Text)  # the driver's, while it runs
+    # the process that runs it (clusters.processes.ProcessOwner) and when it last said it
+    # was alive (database time): how a run whose process died is found (service.runs.reaper)
+    owner_pid: Mapped[int | None] = mapped_column(Integer)
+    owner_host: Mapped[str | None] = mapped_column(String(255))
+    owner_start: Mapped[str | None] = mapped_column(String(200))
+    owner_seen_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
     events: Mapped[list[Event]] = relationship(back_populates="run", order_by="Event.ts",
                                                cascade="all, delete-orphan")

@@ -8,9 +8,10 @@ from collections import defaultdict
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import func, insert, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from clusters.processes import ProcessOwner
 from loadgen.ledger import Entry
 from loadgen.samples import Sample, merge_histograms
 
@@ -37,7 +38,7 @@ class RunRecorder:
         with sessions.begin() as session:
             run = Run(title=title, cluster=cluster, cluster_kind=cluster_kind,
                       load_api=load_api, workload=workload, experiment_path=experiment_path,
-                      status="running")
+                      status="running", **owned_by_this_process())
             session.add(run)
             session.flush()
             run_id = run.id
@@ -50,7 +51,8 @@ class RunRecorder:
         with sessions.begin() as session:
             done = session.execute(
                 update(Run).where(Run.id == run_id, Run.status == "queued")
-                .values(status="running", started_at=datetime.now(UTC), **values))
+                .values(status="running", started_at=datetime.now(UTC),
+                        **owned_by_this_process(), **values))
             if done.rowcount != 1:
                 raise RunNotQueued(f"run {run_id} is not waiting in the queue "
                                    "(cancelled, or started elsewhere)")
@@ -59,6 +61,13 @@ class RunRecorder:
     def update(self, **values: Any) -> None:
         with self._lock, self.sessions.begin() as session:
             session.execute(update(Run).where(Run.id == self.run_id).values(**values))
+
+    def beat(self) -> None:
+        """Say that the run's process is alive (its heartbeat), in the database's time.
+        Not behind the recorder's lock: a long write of samples must not silence it."""
+        with self.sessions.begin() as session:
+            session.execute(update(Run).where(Run.id == self.run_id, Run.status == "running")
+                            .values(owner_seen_at=func.now()))
 
     def event(self, kind: str, ts: float | None = None, **detail: Any) -> None:
         with self._lock, self.sessions.begin() as session:
@@ -95,6 +104,13 @@ class RunRecorder:
 
     def finish(self, status: str, **values: Any) -> None:
         self.update(status=status, ended_at=datetime.now(UTC), **values)
+
+
+def owned_by_this_process() -> dict[str, Any]:
+    """A run's owner columns: this process runs it, and is alive now."""
+    owner = ProcessOwner.current()
+    return {"owner_pid": owner.pid, "owner_host": owner.host, "owner_start": owner.start,
+            "owner_seen_at": func.now()}
 
 
 def second_p99_ms(samples: list[Sample]) -> dict[float, float]:

@@ -13,6 +13,7 @@ from typing import Any
 
 from flask import Flask, abort, send_from_directory
 
+from service.runs.reaper import interrupt_dead_runs
 from service.store import db
 
 from . import (
@@ -55,6 +56,8 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     catalogue.init_app(app)
     schedules.init_app(app)
     api.init_app(app)
+    # runs whose process died while the service was down (or since) are marked interrupted
+    interrupt_dead_runs(app.extensions["faultline.sessions"], "the service, as it started")
 
     @app.get("/vendor/<name>")
     def vendor(name: str):

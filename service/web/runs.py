@@ -36,6 +36,7 @@ from service.results.history import (
 )
 from service.results.report import FIGURE_KEYS, report_dict
 from service.results.series import ACTIVE, MARKED, run_series, run_timeline
+from service.runs.reaper import interrupt_dead_runs
 
 from .context import queue_app, sessions
 
@@ -50,6 +51,7 @@ def index():
         page = request.args.get("page", "1")
         if not page.isdigit():
             raise HistoryError(f"page must be a number, not {page!r}")
+        interrupt_dead_runs(sessions(), "the dashboard's runs list")  # a run whose process died
         with sessions()() as session:
             found = find_runs(session, where, int(page))
             known = clusters_seen(session)

@@ -15,6 +15,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from flask import Blueprint
 from serving import served
 from sqlalchemy import delete, select, text
@@ -28,6 +29,7 @@ from lab import ceph as ceph_lab
 from lab import swift as swift_lab
 from service.accounts import services as accounts
 from service.accounts.models import User
+from service.cli.group import main
 from service.jobs import run_jobs as run_queue
 from service.jobs.app import make_app
 from service.monitoring import embedded as monitoring
@@ -95,6 +97,16 @@ def env(database_url):
     """Environment for a subprocess (`chaos run`, `faultline ...`) using the test database."""
     return {**os.environ, "DATABASE_URL": database_url, "FAULTLINE_CLUSTER": "lab-ceph",
             "PATH": f"{REPO / '.venv' / 'bin'}:{os.environ['PATH']}"}
+
+
+@pytest.fixture
+def invoke(database_url, tmp_path):
+    """The `faultline` command line through click's runner, on the test database, with
+    FAULTLINE_HOME (this machine's fault ledger file and state) in tmp_path."""
+    def invoke(*args: str, input: str | None = None):
+        return CliRunner().invoke(main, list(args), input=input, env={
+            "DATABASE_URL": database_url, "FAULTLINE_HOME": str(tmp_path)})
+    return invoke
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from clusters.processes import ProcessOwner
 from service.store.models import Event, LoadSample, Run
 
 START = 1_700_000_000.0
@@ -17,28 +18,38 @@ def make_run(session: Session, *, kind: str = "ceph", cluster: str | None = None
              title: str = "kill one process", status: str = "completed",
              figures: dict[str, Any] | None = None, workload: dict[str, Any] | None = None,
              fault: str | None = "kill-osd", dip_ops: int = 0, seconds: int = 60,
-             error: str | None = None, load_api: str | None = None) -> Run:
+             error: str | None = None, load_api: str | None = None,
+             owner: ProcessOwner | None = None) -> Run:
     """A finished run: `seconds` of 100 ops/s read load, the fault at 30 s (3 s at
-    `dip_ops`), restored at 45 s. Committed, since the app and the CLI read it."""
-    fault_ts = START + 30.0 if fault else None
+    `dip_ops`), restored at 45 s. Committed, since the app and the CLI read it. A running
+    one is run by `owner` (default this process, alive: the runs lists leave it running)."""
     run = Run(title=title, cluster=cluster or f"lab-{kind}", cluster_kind=kind, status=status,
-              load_api=load_api,
-              workload=dict(workload or WORKLOAD), load_started_ts=START, fault_ts=fault_ts,
-              figures=figures, error=error)
+              load_api=load_api, workload=dict(workload or WORKLOAD), figures=figures,
+              error=error)
+    if status == "running":
+        owner = owner or ProcessOwner.current()
+        run.owner_pid, run.owner_host, run.owner_start = owner.pid, owner.host, owner.start
     session.add(run)
     session.flush()
+    record_load(session, run, fault=fault, dip_ops=dip_ops, seconds=seconds)
+    session.commit()
+    return run
+
+
+def record_load(session: Session, run: Run, *, fault: str | None = "kill-osd",
+                dip_ops: int = 0, seconds: int = 60) -> None:
+    """Record make_run's load, fault and restore on a run (not committed)."""
+    run.load_started_ts, run.fault_ts = START, START + 30.0 if fault else None
     for s in range(seconds):
         ops = dip_ops if fault and 30 <= s < 33 else 100
         session.add(LoadSample(run_id=run.id, ts=START + s, op="read", ops=ops,
                                bytes=ops * 4096, errors=0, errors_by_class={}, missed=0,
                                histogram=""))
     if fault:
-        session.add(Event(run_id=run.id, ts=fault_ts, kind="fault_injected",
+        session.add(Event(run_id=run.id, ts=run.fault_ts, kind="fault_injected",
                           detail={"name": fault}))
         session.add(Event(run_id=run.id, ts=START + 45.0, kind="restored",
                           detail={"name": "restore"}))
-    session.commit()
-    return run
 
 
 def figures(**values: Any) -> dict[str, Any]:

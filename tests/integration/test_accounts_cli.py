@@ -6,13 +6,11 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from click.testing import CliRunner
 from sqlalchemy import delete, select
 
 from service.accounts import services
 from service.accounts.exceptions import InvalidToken
 from service.accounts.models import ApiToken, User
-from service.cli.group import main
 
 PASSWORD = "correct horse battery"
 
@@ -24,14 +22,6 @@ def name(sessions):
     yield name
     with sessions.begin() as session:
         session.execute(delete(User).where(User.name == name))
-
-
-@pytest.fixture
-def invoke(database_url, tmp_path):
-    def invoke(*args: str, input: str | None = None):
-        return CliRunner().invoke(main, list(args), input=input, env={
-            "DATABASE_URL": database_url, "FAULTLINE_HOME": str(tmp_path)})
-    return invoke
 
 
 def add(invoke, name: str, role: str = "operator"):

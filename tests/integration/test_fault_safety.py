@@ -15,7 +15,7 @@ import pytest
 import yaml
 from catalogue import swift_fault_seen, wait_for
 from chaoslib.exceptions import ActivityFailed
-from sqlalchemy import create_engine
+from sqlalchemy import create_engine, func, select
 from sqlalchemy.orm import sessionmaker
 
 from actions import power
@@ -26,6 +26,7 @@ from clusters.paths import default_inventory
 from probes import ceph as ceph_probes
 from probes import swift as swift_probes
 from service.store.fault_ledger import PgFaultLedger
+from service.store.models import ClusterSample, Event, LoadSample, Run
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -74,7 +75,8 @@ def _kill_and_wait_experiment(tmp_path: Path) -> Path:
     return path
 
 
-def test_heal_restores_a_fault_left_by_a_killed_run(ceph_cluster, database_url, env, tmp_path):
+def test_heal_restores_a_fault_left_by_a_killed_run_and_marks_the_run_interrupted(
+        ceph_cluster, database_url, env, tmp_path):
     ceph_probes.wait_for_health_ok(timeout_s=300, require_all_up=True,
                                    configuration={"faultline_cluster": "lab-ceph"})
     ledger = PgFaultLedger(sessionmaker(create_engine(database_url)))
@@ -107,6 +109,19 @@ def test_heal_restores_a_fault_left_by_a_killed_run(ceph_cluster, database_url, 
     assert healed.returncode == 0, healed.stdout + healed.stderr
     assert "restored: osd.1 killed (SIGKILL) on node2" in healed.stdout
     assert ledger.outstanding("lab-ceph") == []
+    # the heal found the run's process dead: its row is interrupted at its last sample
+    assert f"run {entry.run_id} interrupted: its process (pid {run.pid} on " in healed.stderr
+    with sessionmaker(create_engine(database_url))() as session:
+        killed = session.get(Run, entry.run_id)
+        last = max(session.execute(select(func.max(t.ts)).where(t.run_id == killed.id))
+                   .scalar() for t in (LoadSample, ClusterSample))
+        found = session.execute(select(Event.detail).where(
+            Event.run_id == killed.id, Event.kind == "interrupted")).scalar_one()
+    assert (killed.status, killed.owner_pid) == ("interrupted", run.pid)
+    assert killed.ended_at.timestamp() == pytest.approx(last, abs=1e-3)
+    # killed in the pause after its fault's action: the fault counts from when it began
+    assert killed.fault_ts is not None and killed.figures["baseline_ops"] > 0
+    assert found["found_by"] == "faultline heal"
     ceph_probes.wait_for_health_ok(timeout_s=300, require_all_up=True,
                                    configuration={"faultline_cluster": "lab-ceph"})
 

@@ -10,13 +10,11 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from factories import make_run
 from fake_restores import UNREACHABLE, dead_pid, fault, install, unique_cluster
 from sqlalchemy import delete
 
 from clusters.fault_ledger import FileLedger
-from service.cli.group import main
 from service.experiments import documents as experiments
 from service.store.fault_ledger import PgFaultLedger
 from service.store.models import FaultRecord, Run
@@ -39,15 +37,6 @@ def clusters(sessions):
 @pytest.fixture
 def calls(monkeypatch):
     return install(monkeypatch)
-
-
-@pytest.fixture
-def invoke(database_url, tmp_path):
-    """The CLI on the test database, with this machine's ledger file in tmp_path."""
-    def invoke(*args: str):
-        return CliRunner().invoke(main, list(args), env={"DATABASE_URL": database_url,
-                                                         "FAULTLINE_HOME": str(tmp_path)})
-    return invoke
 
 
 def test_faults_with_none_outstanding_says_so(invoke, clusters):

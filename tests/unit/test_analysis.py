@@ -364,6 +364,15 @@ def test_data_at_risk_before_the_fault_is_not_counted():
     assert figures(points=cluster(at_risk=(95.0, 105.0)))["data_at_risk_s"] == 5.0
 
 
+@pytest.mark.parametrize("points", [[], cluster(end=int(FAULT))], ids=["none", "before"])
+def test_data_at_risk_is_unknown_without_a_cluster_sample_after_the_fault(points):
+    result = figures(points=points)
+
+    assert result["data_at_risk_s"] is None
+    assert result["reasons"]["data_at_risk_s"] == ("no sample of the cluster was recorded after "
+                                                   "the fault")
+
+
 def test_data_still_at_risk_at_the_last_point_counts_to_the_end_of_the_run():
     points = cluster(at_risk=(150.0, 200.0), end=155)  # last point 154, run ends at 160
 

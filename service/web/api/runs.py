@@ -12,6 +12,7 @@ from service.experiments import store as catalogue
 from service.jobs import run_jobs as run_queue
 from service.results import queries as run_queries
 from service.results import series as run_series
+from service.runs.reaper import interrupt_dead_runs
 
 from .blueprint import bp
 from .context import experiments_dir, inventory, queue_app, sessions, user_name
@@ -27,6 +28,8 @@ def list_runs():
     where = run_queries.RunFilter(
         status=query_str("status"), cluster=query_str("cluster"), kind=query_str("kind"),
         experiment=query_str("experiment"), schedule_id=query_int("schedule_id"))
+    where.check()
+    interrupt_dead_runs(sessions(), "the API's runs list")  # a run whose process died
     page = run_queries.list_runs(sessions(), where, page=query_int("page", 1),
                                  per_page=query_int("per_page", 50))
     return page.as_dict()
