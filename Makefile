@@ -35,10 +35,14 @@ demo: setup
 demo-stop:
 	@scripts/demo-services stop
 
+# every fault class on both labs at least once; ends with the slowest tests
 test: setup lint test-unit test-lab
 
-# heavier: every fault class on both labs, zone off and 75% fill included (~45 min)
-test-full: test
+# the exhaustive lab matrix, before a release or after a change to the labs, the faults or
+# the control: the tests marked `full` too, then every experiment of the catalogue on both
+# labs with the same workload (experiments/suites/all.json, fills at 50% and 75% included)
+test-full: setup lint test-unit
+	$(BIN)/python -m pytest -q tests/integration --durations=25
 	$(BIN)/faultline lab up
 	$(BIN)/faultline suite experiments/suites/all.json
 
@@ -49,7 +53,7 @@ test-unit: setup
 	$(BIN)/python -m pytest -q tests/unit
 
 test-lab: setup
-	$(BIN)/python -m pytest -q tests/integration
+	$(BIN)/python -m pytest -q tests/integration -m "not full" --durations=25
 
 # the load generator's benchmarks (bench/), on the labs; a summary in bench/results/
 bench: setup

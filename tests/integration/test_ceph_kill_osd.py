@@ -54,6 +54,7 @@ def _assert_all_osds_back(cluster) -> None:
     assert state.num_up_osds == state.num_in_osds == state.num_osds == 4, state
 
 
+@pytest.mark.full  # `chaos run` is tested on Swift in make test; the kill by faultline run
 def test_stock_chaos_run_records_an_osd_kill(ceph_cluster, database_url, env, tmp_path):
     # The experiment file runs unchanged under the stock Chaos Toolkit CLI.
     done = subprocess.run(

@@ -25,7 +25,8 @@ REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "tests" / "artifacts"
 RUN_TIMEOUT_MS = 600_000  # an OSD kill: detection, re-replication, restore, verification
 
-pytestmark = pytest.mark.lab
+# make test-full only: test_dashboard_browser.py draws the same pages on recorded runs
+pytestmark = [pytest.mark.lab, pytest.mark.full]
 
 POINTS = """() => Chart.getChart(document.getElementById('throughput'))
     .data.datasets[0].data.filter(p => p.y !== null).length"""

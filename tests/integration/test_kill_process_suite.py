@@ -14,7 +14,8 @@ from service.results.report import FIGURE_KEYS
 REPO = Path(__file__).resolve().parents[2]
 SUITE = REPO / "experiments" / "suites" / "kill-process.json"
 
-pytestmark = pytest.mark.lab
+# make test-full only: each kill also runs alone in make test
+pytestmark = [pytest.mark.lab, pytest.mark.full]
 
 
 def test_suite_compares_every_figure_of_the_three_runs(ceph_cluster, swift_cluster, env,
