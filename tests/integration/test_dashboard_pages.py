@@ -223,7 +223,7 @@ def test_the_trigger_form_is_prefilled_and_names_the_blast_radius(viewer):
 
     assert '<option value="dash-ceph" >dash-ceph (ceph)</option>' in page
     assert "dash-swift" not in page  # a Ceph experiment offers Ceph clusters only
-    assert 'name="rate" value="50"' in page and 'name="baseline_s" value="20"' in page
+    assert 'name="rate" value="20"' in page and 'name="baseline_s" value="20"' in page
     assert 'name="mix_read" value="80"' in page and 'name="mix_delete" value="5"' in page
     assert "<b>powers off zone zone1: node1, node2 (nftables over SSH)</b>, for at least 60 s" \
         in page
