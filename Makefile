@@ -22,14 +22,15 @@ $(STAMP): pyproject.toml | .debian-packages
 $(WEB)/node_modules/.package-lock.json: $(WEB)/package.json | .debian-packages
 	cd $(WEB) && npm install --no-audit --no-fund --silent
 
+# monitoring before the suite, so that each run's time to alert is measured
 demo: setup
 	$(BIN)/faultline lab up
+	@scripts/demo-services start
+	$(BIN)/faultline monitoring up
 	$(BIN)/faultline suite experiments/suites/kill-process.json
 	@echo
 	@echo "Runs so far:  $(BIN)/faultline runs    A report:  $(BIN)/faultline report RUN_ID"
 	@echo "Side by side: $(BIN)/faultline compare RUN_ID RUN_ID ..."
-	@scripts/demo-services start
-	$(BIN)/faultline monitoring up
 	@echo "The labs, the web service, a worker, Prometheus and Alertmanager are still up. Stop them with:  make lab-down"
 
 demo-stop:
