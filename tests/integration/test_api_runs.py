@@ -236,7 +236,7 @@ def test_per_page_above_200_is_capped_to_200(viewer, stored):
     ({"per_page": 0}, "per_page must be 1 or more, not 0"),
     ({"per_page": "-5"}, "per_page must be 1 or more, not -5"),
     ({"status": "exploded"}, "unknown status 'exploded' (known: queued, cancelled, running, "
-                             "completed, deviated, interrupted, failed)"),
+                             "completed, deviated, interrupted, invalid, failed)"),
     ({"kind": "minio"}, "unknown kind 'minio' (known: ceph, swift)"),
     ({"schedule_id": "nightly"}, "schedule_id must be a whole number, not 'nightly'"),
     ({"clustre": "lab-ceph"}, "unknown query parameter 'clustre' (known: cluster, experiment, "

@@ -20,7 +20,8 @@ from service.store.models import Run
 REPO = Path(__file__).resolve().parents[2]
 SLOW_RECOVERY_S = 30  # osd_recovery_delay_start: every recovery waits this long to begin
 
-pytestmark = pytest.mark.lab
+# make test-full only: four real runs; the rule itself is tests/unit/test_regression.py's
+pytestmark = [pytest.mark.lab, pytest.mark.full]
 
 
 def _nightly_experiment(tmp_path: Path) -> str:
