@@ -5,7 +5,7 @@ Before anything is injected the run measures its baseline window and checks:
 - the achieved rate (completed operations per second) is within ±2% of the target (open
   loop; a closed loop has no target and skips this);
 - the open loop's schedule lag p99 is under a bound: the generator started each operation
-  on time;
+  on time, or late by little beside the latency it measures;
 - no operation failed;
 - the second half's p99 is within a factor of the first half's (no queue building up);
 - the load generator's own CPU is under a bound, so the generator is not the bottleneck;
@@ -16,7 +16,10 @@ Decisions: a short window counts whole operations, so the ±2% is widened to two
 over the window when that is more (one operation may move across each edge of it); a p99
 "grows" only when it is more than 4 times the first half's and more than 100 ms above it,
 since a few dozen operations make a noisy p99; the generator's CPU is the whole run
-process's, librados' or the HTTP client's threads included, in cores.
+process's, librados' or the HTTP client's threads included, in cores; the schedule lag's
+bound is 100 ms or half the window's p99 latency, whichever is more (latency counts from the
+intended start, so a late start adds to it; on the 2-core lab with monitoring up, the
+generator thread was seen 128 ms late at p99 beside a Swift p99 of 400 ms).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from .analysis import Second
 class BaselineLimits:
     rate_tolerance: float = 0.02
     lag_p99_ms: float = 100.0
+    lag_share_of_p99: float = 0.5
     p99_growth: float = 4.0
     p99_growth_floor_ms: float = 100.0
     generator_cpu_cores: float = 0.8
@@ -49,6 +53,7 @@ class BaselineWindow:
     errors_by_class: dict[str, int]
     first_half_ms: tuple[float | None, float | None]  # p50, p99
     second_half_ms: tuple[float | None, float | None]
+    p99_ms: float | None  # the whole window's
     lag_p99_ms: float | None  # None: not measured here (closed loop, drivers elsewhere)
     generator_cpu_cores: float | None
     cluster_problems: list[str] = field(default_factory=list)
@@ -74,6 +79,7 @@ def window_of(seconds: list[Second], start: float, end: float, target_rate: floa
         ops=sum(s.ops for s in inside), errors=sum(s.errors for s in inside),
         errors_by_class=errors_by_class,
         first_half_ms=_percentiles(inside[:half]), second_half_ms=_percentiles(inside[half:]),
+        p99_ms=_percentiles(inside)[1],
         lag_p99_ms=(_p99(lags_s) * 1000 if lags_s else None),
         generator_cpu_cores=cpu_cores, cluster_problems=list(cluster_problems))
 
@@ -103,9 +109,10 @@ def judge(window: BaselineWindow, limits: BaselineLimits = BaselineLimits()) -> 
         classes = ", ".join(f"{n} {c}" for c, n in sorted(window.errors_by_class.items()))
         reasons.append(f"{window.errors} operations failed during the baseline"
                        + (f" ({classes})" if classes else ""))
-    if window.lag_p99_ms is not None and window.lag_p99_ms > limits.lag_p99_ms:
+    lag_bound = max(limits.lag_p99_ms, limits.lag_share_of_p99 * (window.p99_ms or 0))
+    if window.lag_p99_ms is not None and window.lag_p99_ms > lag_bound:
         reasons.append(f"the load generator started operations late: schedule lag p99 "
-                       f"{_ms(window.lag_p99_ms)} (bound {_ms(limits.lag_p99_ms)})")
+                       f"{_ms(window.lag_p99_ms)} (bound {_ms(lag_bound)})")
         hint = hint or "the load generator is the bottleneck: give it more CPU or drivers"
     if (window.generator_cpu_cores is not None
             and window.generator_cpu_cores > limits.generator_cpu_cores):

@@ -70,6 +70,16 @@ def test_a_late_generator_and_a_busy_one_are_named_as_the_bottleneck():
     assert "bottleneck" in verdict["hint"]
 
 
+def test_a_late_start_small_beside_the_latency_measured_is_no_bottleneck():
+    # seen on the Swift lab with monitoring up: 128 ms late at p99 beside a p99 of 400 ms
+    assert judge(window(seconds([20] * 20, [400] * 20), rate=20.0,
+                        lags=[0.001] * 390 + [0.128] * 10))["valid"]
+    late = judge(window(seconds([20] * 20, [400] * 20), rate=20.0,
+                        lags=[0.001] * 390 + [0.250] * 10))
+    assert late["reasons"] == ["the load generator started operations late: schedule lag "
+                               "p99 250 ms (bound 200 ms)"]
+
+
 def test_a_queue_building_up_is_caught_even_when_the_rate_held():
     verdict = judge(window(seconds([50] * 20, [10] * 10 + [900] * 10)))
 
