@@ -81,7 +81,7 @@ def unrecorded_entry(*, name: str, title: str, cluster: str, cluster_kind: str,
         "cluster_kind": cluster_kind, "status": "failed", "started_at": None, "ended_at": None,
         "workload": workload, "error": error,
         "api": api or DEFAULT_API.get(cluster_kind, cluster_kind),
-        "fault": None, "verify": None, "note": NOTES.get(cluster_kind),
+        "fault": None, "verify": None, "note": NOTES.get(cluster_kind), "topology_note": [],
     }
     for key in FIGURE_KEYS:
         entry[key] = None
@@ -185,6 +185,7 @@ def caveats(entries: list[dict[str, Any]]) -> list[str]:
                    "(one process, one disk, one node, one zone).")
     for note in dict.fromkeys(e["fault_note"] for e in entries if e.get("fault_note")):
         out.append(note)
+    out += _topology_caveats(entries)
     for e in entries:
         validity = e.get("validity") or {}
         if validity.get("valid") is False:
@@ -198,6 +199,15 @@ def caveats(entries: list[dict[str, Any]]) -> list[str]:
             out.append(f"{label(e)} did not complete (status {e.get('status')}){why}; "
                        "its figures may be missing or incomplete.")
     return out
+
+
+def _topology_caveats(entries: list[dict[str, Any]]) -> list[str]:
+    """Each run's topology warnings, once per warning with the runs it applies to."""
+    runs: dict[str, list[str]] = {}
+    for e in entries:
+        for note in e.get("topology_note") or []:
+            runs.setdefault(note, []).append(label(e))
+    return [f"{', '.join(labels)}: {note}" for note, labels in runs.items()]
 
 
 def _workload_differences(entries: list[dict[str, Any]]) -> list[str]:

@@ -66,6 +66,17 @@ def _activities(run: Run) -> tuple[str | None, bool]:
     return fault, filled
 
 
+def topology_note(run: Run) -> list[str]:
+    """What the topology let the system do about the run's faults, one line each, as the
+    control worked it out before injecting (service.experiments.topology): the figures'
+    `topology_note`, else the run's `topology_note` event (a run that never finished)."""
+    notes = (run.figures or {}).get("topology_note")
+    if notes is None:
+        notes = next((e.detail.get("notes") for e in run.events if e.kind == "topology_note"),
+                     None)
+    return [notes] if isinstance(notes, str) else list(notes or [])
+
+
 def report_dict(run: Run) -> dict[str, Any]:
     figures = dict(run.figures or {})
     reasons = figures.pop("reasons", {})
@@ -82,6 +93,7 @@ def report_dict(run: Run) -> dict[str, Any]:
     out["verify"] = run.verify
     out["note"] = NOTES.get(run.cluster_kind)
     out["fault_note"] = fault_note(run.cluster_kind, *_activities(run))
+    out["topology_note"] = topology_note(run)
     out["validity"] = _validity(figures.get("validity"))
     return out
 
@@ -151,6 +163,8 @@ def format_report(data: dict[str, Any]) -> str:
         lines += [f"  {k}: n/a because {v}" for k, v in data["reasons"].items()]
     if data.get("error"):
         lines += ["", f"  error: {data['error']}"]
+    if data.get("topology_note"):
+        lines += [""] + [f"  topology: {note}" for note in data["topology_note"]]
     if data.get("note"):
         lines += ["", f"  note: {data['note']}"]
     if data.get("fault_note"):

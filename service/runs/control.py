@@ -2,8 +2,10 @@
 
 Declared in an experiment's `controls`, it makes `chaos run` and `faultline run`
 record the same thing:
-- before the experiment: open a run in PostgreSQL, start sampling the cluster
-  every second, prefill, start the open-loop load;
+- before the experiment: open a run in PostgreSQL, record and log what the topology
+  lets the system do about the faults (a `topology_note` event, and the figures'
+  `topology_note` at the end), start sampling the cluster every second, prefill, start
+  the open-loop load;
 - before the method: wait out the ramp-up and the baseline window;
 - after each activity: put it on the timeline; the fault activity sets t_fault,
   the restore activity marks the restore;
@@ -49,6 +51,7 @@ from loadgen.metrics import DriverMetrics
 from loadgen.metrics import serve as serve_metrics
 from loadgen.session import LoadSession
 from service.experiments.preflight import PreflightError, check_run, on_invalid_baseline
+from service.experiments.topology import topology_notes
 from service.jobs.cluster_lock import ClusterBusy, ClusterLock
 from service.results import baseline, figures
 from service.store import db
@@ -73,6 +76,9 @@ class RunControl:
         self.cluster = cluster_from_configuration(configuration)
         # before anything starts or changes
         self.workload, self.api, self.abort_on = check_run(experiment, self.cluster, arguments)
+        # what this system can and cannot do about the faults in this topology, said once
+        # before anything is injected (service.experiments.topology)
+        self.topology_note = topology_notes(experiment, self.cluster)
         self.fault_name = arguments.get("fault") or _first_action(experiment)
         self.restore_name = arguments.get("restore")
         self.tail_s = float(arguments.get("tail_s", 10))
@@ -111,6 +117,10 @@ class RunControl:
         else:
             self.recorder = RunRecorder.create(self.sessions, **fields)
         logger.info(f"Faultline run {self.run_id} on {self.cluster.name}")
+        if self.topology_note:
+            self.recorder.event("topology_note", notes=self.topology_note)
+            for note in self.topology_note:
+                logger.warning(f"Topology: {note}")
         self.heartbeat = Heartbeat(self.recorder)  # the row names this process as its owner
         self.heartbeat.start()
         # from here on every fault is written to PostgreSQL, stamped with this run
@@ -341,6 +351,7 @@ class RunControl:
         error = unrestored or error
         with self.sessions() as session:
             result = figures.compute(session, self.run_id)
+        result["topology_note"] = self.topology_note
         invalid = self._baseline_invalid()
         if self.validity is not None:
             result["validity"] = self.validity
