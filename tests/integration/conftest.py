@@ -124,6 +124,15 @@ def sessions(database_url):
 
 
 @pytest.fixture
+def made(sessions):
+    """Runs made by a test, deleted afterwards (with everything they recorded)."""
+    ids: list[int] = []
+    yield ids
+    with sessions.begin() as session:
+        session.execute(delete(Run).where(Run.id.in_(ids)))
+
+
+@pytest.fixture
 def rolled_back(database_url):
     """Sessions on one connection whose transaction is rolled back after the test: what they
     commit is a savepoint, so the test leaves nothing behind (same thread only)."""

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from factories import figures, make_run
-from sqlalchemy import delete, func, select
+from sqlalchemy import func, select
 
 from clusters.exceptions import NodeUnreachable
 from service.cli.group import main
@@ -20,15 +20,6 @@ from service.store.models import Run
 
 REPO = Path(__file__).resolve().parents[2]
 CEPH_EXPERIMENT = "experiments/ceph-kill-osd.json"
-
-
-@pytest.fixture
-def made(sessions):
-    """Runs made by a test, deleted afterwards (with everything they recorded)."""
-    ids: list[int] = []
-    yield ids
-    with sessions.begin() as session:
-        session.execute(delete(Run).where(Run.id.in_(ids)))
 
 
 @pytest.fixture
