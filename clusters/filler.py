@@ -204,7 +204,7 @@ def fill_to(cluster: Cluster, target: float, object_bytes: int,
     except (rados.Error, OSError, AdminCommandFailed) as exc:
         raise FillError(f"filling {cluster.name}: {exc}") from None
     return {"target": target, "before": round(before.fraction, 4),
-            "after": round(usage.fraction, 4), "objects": written,
+            "after": round(usage.fraction, 4), "objects": written, "existing": existing,
             "bytes": written * object_bytes, "seconds": round(time.monotonic() - started, 1)}
 
 

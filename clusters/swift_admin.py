@@ -429,8 +429,10 @@ class SwiftAdmin:
 
     # -- all together -------------------------------------------------------------------
 
-    def state(self, dispersion: Dispersion | None | bool = True) -> SwiftState:
-        """Recon and handoffs now; dispersion now (True), or the one given (a slower loop's)."""
+    def state(self, dispersion: Dispersion | None | bool = True,
+              handoffs: dict[str, int] | None | bool = True) -> SwiftState:
+        """Recon now; dispersion and handoffs now (True), or the ones given (a slower
+        loop's: both cost far more than recon)."""
         if dispersion is True:
             try:
                 dispersion = self.dispersion()
@@ -440,7 +442,9 @@ class SwiftAdmin:
         # a node that answers nothing (off, partitioned) cannot be listed either: its
         # handoffs are unknown, and waiting out an SSH timeout would stall the sample
         reachable = all(n.reachable for n in nodes)
-        return SwiftState(nodes=nodes, handoffs=self.handoffs() if reachable else None,
+        if handoffs is True:
+            handoffs = self.handoffs() if reachable else None
+        return SwiftState(nodes=nodes, handoffs=handoffs if reachable else None,
                           dispersion=dispersion or None, proxy_up=self.proxy_up())
 
     def proxy_up(self) -> bool:

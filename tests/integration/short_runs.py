@@ -28,3 +28,17 @@ def pause(seconds: float) -> dict:
     """An activity that does nothing but hold the run (and its cluster) for a while."""
     return {"type": "probe", "name": "hold", "pauses": {"after": seconds}, "provider": {
         "type": "python", "module": "os", "func": "getpid"}}
+
+
+def shortened(experiment: dict, *, fault_hold_s: float | None = None) -> dict:
+    """A catalogue experiment with the test's short phases: a 2 s ramp, a 10 s baseline and,
+    if given, a shorter hold after the fault (fewer writes land on handoffs, so Swift has
+    less to move back). The tail stays: the samples must see the recovery. What the
+    experiment injects and checks is unchanged."""
+    arguments = experiment["controls"][0]["provider"]["arguments"]
+    arguments["workload"].update(ramp_s=2, baseline_s=10)
+    if fault_hold_s is not None:
+        fault = arguments["fault"]
+        step = next(a for a in experiment["method"] if a["name"] == fault)
+        step["pauses"] = {"after": fault_hold_s}
+    return experiment
