@@ -70,8 +70,9 @@ def topology_note(run: Run) -> list[str]:
     """What the topology let the system do about the run's faults, one line each, as the
     control worked it out before injecting (service.experiments.topology): the figures'
     `topology_note`, else the run's `topology_note` event (a run that never finished)."""
-    notes = (run.figures or {}).get("topology_note")
-    if notes is None:
+    if run.figures is not None:  # a finished run: its figures say it (old runs: nothing)
+        notes = run.figures.get("topology_note")
+    else:
         notes = next((e.detail.get("notes") for e in run.events if e.kind == "topology_note"),
                      None)
     return [notes] if isinstance(notes, str) else list(notes or [])
