@@ -106,6 +106,9 @@ def _run(env, sessions, tmp_path: Path, drivers: int) -> int:
         return session.execute(select(Run.id).where(Run.id > before)).scalar_one()
 
 
+# make test-full only (74-89 s): the merge of several drivers' figures is checked by the unit
+# tests and bench/p4, the SSH path by test_fault_safety's power-off over SSH
+@pytest.mark.full
 def test_two_driver_hosts_carry_one_load_and_give_the_figures_of_one(
         env, sessions, tmp_path, load_workers, client_hosts):
     two = _run(env, sessions, tmp_path, drivers=2)
