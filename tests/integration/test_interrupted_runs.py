@@ -315,7 +315,9 @@ def test_faultline_run_marks_a_dead_run_interrupted_before_it_starts(
 
 def test_a_worker_marks_a_dead_run_interrupted_as_it_starts(sessions, dead_run, env,
                                                             processes):
-    worker = processes(sys.executable, "-m", "service", "worker", "--concurrency", "1",
+    # on the load queue, where make test leaves no job: on the runs queue it once took a run
+    # another test had queued, and a worker's Ctrl-C waits for its runs (CI, 60 s timeout)
+    worker = processes(sys.executable, "-m", "service", "worker", "--queue", "load",
                        env=env, cwd=REPO, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)
     try:
