@@ -191,6 +191,16 @@ class SwiftState:
         }
 
 
+POLL_DUTY = 1 / 3  # the share of the time polling may keep the cluster's machines busy
+
+
+def poll_pause(took_s: float, floor_s: float = 1.0, ceiling_s: float = float("inf")) -> float:
+    """The wait after a poll that took `took_s` (an SSH listing, a dispersion report), so
+    that polling keeps the cluster's machines busy at most POLL_DUTY of the time: twice the
+    poll's length, within [floor_s, ceiling_s]."""
+    return min(ceiling_s, max(floor_s, took_s * (1 / POLL_DUTY - 1)))
+
+
 def _get_json(address: str, port: int, path: str, timeout: float) -> Any:
     conn = http.client.HTTPConnection(address, port, timeout=timeout)
     try:
@@ -441,11 +451,12 @@ class SwiftAdmin:
         nodes = tuple(self.recon())
         # a node that answers nothing (off, partitioned) cannot be listed either: its
         # handoffs are unknown, and waiting out an SSH timeout would stall the sample
-        reachable = all(n.reachable for n in nodes)
-        if handoffs is True:
-            handoffs = self.handoffs() if reachable else None
-        return SwiftState(nodes=nodes, handoffs=handoffs if reachable else None,
-                          dispersion=dispersion or None, proxy_up=self.proxy_up())
+        if not all(n.reachable for n in nodes):
+            handoffs = None
+        elif handoffs is True:
+            handoffs = self.handoffs()
+        return SwiftState(nodes=nodes, handoffs=handoffs, dispersion=dispersion or None,
+                          proxy_up=self.proxy_up())
 
     def proxy_up(self) -> bool:
         """The proxy (at the auth URL's host and port) answers its healthcheck."""

@@ -9,7 +9,7 @@ from chaoslib.exceptions import ActivityFailed
 
 from clusters.config import cluster_from_configuration
 from clusters.exceptions import ClusterError
-from clusters.swift_admin import SwiftAdmin, SwiftState
+from clusters.swift_admin import SwiftAdmin, SwiftState, poll_pause
 
 __all__ = ["healthy", "cluster_state", "dispersion", "handoff_partitions", "replication_age",
            "recon", "wait_for_replication_caught_up"]
@@ -48,8 +48,7 @@ def healthy(settle_s: float = 0, configuration: dict = None) -> bool:
             return True
         if time.monotonic() >= deadline:
             return False
-        # a state costs a dispersion report and an SSH listing: poll at most a third of the time
-        time.sleep(max(1.0, 2 * (time.monotonic() - asked)))
+        time.sleep(poll_pause(time.monotonic() - asked))  # a report and an SSH listing
 
 
 def cluster_state(configuration: dict = None) -> dict:
@@ -124,8 +123,7 @@ def wait_for_replication_caught_up(timeout_s: float = 600, configuration: dict =
                     return {"waited_s": round(time.time() - since, 1), **last.as_dict()}
                 if time.monotonic() > deadline:
                     break
-                # listing every device over SSH is not free: poll at most a third of the time
-                time.sleep(max(1.0, 2 * (time.monotonic() - asked)))
+                time.sleep(poll_pause(time.monotonic() - asked))  # SSH listings are not free
     except ClusterError as exc:
         raise ActivityFailed(str(exc)) from None
     seen = "nothing" if last is None else last.summary()

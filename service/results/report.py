@@ -75,7 +75,7 @@ def topology_note(run: Run) -> list[str]:
     else:
         notes = next((e.detail.get("notes") for e in run.events if e.kind == "topology_note"),
                      None)
-    return [notes] if isinstance(notes, str) else list(notes or [])
+    return list(notes or [])
 
 
 def report_dict(run: Run) -> dict[str, Any]:

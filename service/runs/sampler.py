@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from clusters.ceph_admin import CephAdmin
 from clusters.exceptions import ClusterError
 from clusters.inventory import Cluster
-from clusters.swift_admin import Dispersion, SwiftAdmin
+from clusters.swift_admin import Dispersion, SwiftAdmin, poll_pause
 
 log = logging.getLogger(__name__)
 
@@ -51,13 +51,12 @@ class CephSource:
 
 
 class SwiftSource:
-    # between two rounds, twice the last one's length, so the observer does not take a core
-    # from the cluster it observes; at most 10 s, and 1 s after a failed report: in make
-    # demo's busiest minutes a report took 13 s, then timed out at 30 s, and a pause of
-    # twice that left the run without a dispersion figure for minutes
+    # between two rounds, poll_pause's (the observer must not take a core from the cluster
+    # it observes), at most 10 s, and 1 s after a failed report: in make demo's busiest
+    # minutes a report took 13 s, then timed out at 30 s, and a pause of twice that left
+    # the run without a dispersion figure for minutes
     DISPERSION_PAUSE_S = 1.0
     DISPERSION_MAX_PAUSE_S = 10.0
-    DISPERSION_DUTY = 1 / 3
 
     def __init__(self, cluster: Cluster):
         self._admin = SwiftAdmin(cluster, timeout=2.0)
@@ -80,9 +79,8 @@ class SwiftSource:
             pause = self.DISPERSION_PAUSE_S
             try:
                 self._dispersion = self._admin.dispersion(timeout_s=30)
-                took = time.monotonic() - started
-                pause = min(self.DISPERSION_MAX_PAUSE_S,
-                            max(pause, took * (1 / self.DISPERSION_DUTY - 1)))
+                pause = poll_pause(time.monotonic() - started, pause,
+                                   self.DISPERSION_MAX_PAUSE_S)
             except ClusterError as exc:  # e.g. the proxy is the fault: no report
                 # said once when the reports stop, not at every retry
                 (log.warning if self._dispersion is not None else log.debug)(

@@ -3,6 +3,8 @@ but not a real fault: a light load, a short baseline, activities that only hold 
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 
@@ -30,15 +32,21 @@ def pause(seconds: float) -> dict:
         "type": "python", "module": "os", "func": "getpid"}}
 
 
-def shortened(experiment: dict, *, fault_hold_s: float | None = None) -> dict:
-    """A catalogue experiment with the test's short phases: a 2 s ramp, a 10 s baseline and,
-    if given, a shorter hold after the fault (fewer writes land on handoffs, so Swift has
-    less to move back). The tail stays: the samples must see the recovery. What the
-    experiment injects and checks is unchanged."""
+def shortened(source: Path, directory: Path, *, fault_hold_s: float | None = None,
+              **control: Any) -> Path:
+    """A copy, written in `directory`, of a catalogue experiment with the test's short
+    phases: a 2 s ramp, a 10 s baseline and, if given, a shorter hold after the fault (fewer
+    writes land on handoffs, so Swift has less to move back); `control` adds to or replaces
+    the control's arguments. The tail stays unless replaced: the samples must see the
+    recovery. What the experiment injects and checks is unchanged."""
+    experiment = json.loads(source.read_text())
     arguments = experiment["controls"][0]["provider"]["arguments"]
     arguments["workload"].update(ramp_s=2, baseline_s=10)
+    arguments.update(control)
     if fault_hold_s is not None:
         fault = arguments["fault"]
         step = next(a for a in experiment["method"] if a["name"] == fault)
         step["pauses"] = {"after": fault_hold_s}
-    return experiment
+    path = directory / source.name
+    path.write_text(json.dumps(experiment))
+    return path

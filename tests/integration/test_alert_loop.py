@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from catalogue import ceph_osds_up, swift_fault_seen, wait_for
+from short_runs import shortened
 from sqlalchemy import func, select
 
 from clusters.inventory import load_cluster
@@ -34,14 +35,8 @@ def _experiment(tmp_path: Path, cluster: str) -> Path:
     """The catalogue's process-kill experiment, aborted as soon as its cluster's degraded
     alert fires (no grace: the test wants the abort, not the recovery)."""
     name, alertname = CASES[cluster]
-    experiment = json.loads((REPO / "experiments" / name).read_text())
-    arguments = experiment["controls"][0]["provider"]["arguments"]
-    arguments["workload"].update(baseline_s=10, ramp_s=2)
-    arguments["tail_s"] = 3
-    arguments["abort_on"] = [{"alertname": alertname, "labels": {"cluster": cluster}}]
-    path = tmp_path / f"abort-{name}"
-    path.write_text(json.dumps(experiment))
-    return path
+    return shortened(REPO / "experiments" / name, tmp_path, tail_s=3,
+                     abort_on=[{"alertname": alertname, "labels": {"cluster": cluster}}])
 
 
 def _healthy(cluster: str) -> bool:

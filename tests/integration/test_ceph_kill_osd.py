@@ -3,7 +3,6 @@ and check what was recorded in PostgreSQL."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 
@@ -72,8 +71,7 @@ def test_stock_chaos_run_records_an_osd_kill(ceph_cluster, database_url, env, tm
 def test_faultline_run_records_an_osd_kill_and_verify_catches_a_lost_object(
         ceph_cluster, database_url, env, tmp_path):
     # the catalogue's experiment as written, with make test's short phases
-    experiment = tmp_path / EXPERIMENT.name
-    experiment.write_text(json.dumps(shortened(json.loads(EXPERIMENT.read_text()))))
+    experiment = shortened(EXPERIMENT, tmp_path)
     done = subprocess.run(["faultline", "run", str(experiment)], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]

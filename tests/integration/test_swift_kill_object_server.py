@@ -3,7 +3,6 @@ check what was recorded in PostgreSQL."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 
@@ -24,9 +23,7 @@ pytestmark = pytest.mark.lab
 def test_stock_chaos_run_records_an_object_server_kill(swift_cluster, database_url, env,
                                                        tmp_path):
     # the catalogue's experiment as written, with make test's short phases
-    experiment = tmp_path / EXPERIMENT.name
-    experiment.write_text(json.dumps(shortened(json.loads(EXPERIMENT.read_text()),
-                                               fault_hold_s=15)))
+    experiment = shortened(EXPERIMENT, tmp_path, fault_hold_s=15)
     done = subprocess.run(
         ["chaos", "--no-version-check", "run", "--rollback-strategy", "always",
          "--journal-path", str(tmp_path / "journal.json"), str(experiment)],
