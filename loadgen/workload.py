@@ -24,7 +24,9 @@ class Workload:
     object_size: int = 4096  # bytes; with object_size_max, a range
     object_size_max: int | None = None
     mix: dict[str, int] = field(default_factory=lambda: {"read": 80, "write": 15, "delete": 5})
-    rate: float = 100.0  # ops/s, open loop
+    # ops/s, open loop; or "50%": that share of the cluster's calibrated capacity for this
+    # shape, resolved to ops/s before the load starts (service.runs.calibration)
+    rate: float | str = 100.0
     workers: int | None = None  # closed loop when set: this many always in flight (capacity)
     prefill: bool = True
     ramp_s: float = 5.0  # excluded from the baseline
@@ -40,6 +42,12 @@ class Workload:
     def size_range(self) -> tuple[int, int]:
         return self.object_size, self.object_size_max or self.object_size
 
+    @property
+    def capacity_share(self) -> float | None:
+        """The fraction of the calibrated capacity a relative rate asks for ("50%": 0.5);
+        None for a rate in ops/s."""
+        return relative_rate(self.rate) if isinstance(self.rate, str) else None
+
     def share(self) -> Workload:
         """What one of `drivers` drivers runs: its part of the rate, of the closed loop's
         workers and of the prefilled objects. Their sum is the whole workload."""
@@ -47,6 +55,18 @@ class Workload:
         return replace(self, drivers=1, rate=self.rate / n,
                        workers=max(1, self.workers // n) if self.workers else None,
                        objects_per_container=math.ceil(self.objects_per_container / n))
+
+
+MAX_CAPACITY_SHARE = 2.0  # past the knee is an overload study; far past it, a mistake
+
+
+def relative_rate(text: str) -> float | None:
+    """"50%" -> 0.5; None if `text` is not a percentage."""
+    number, percent, rest = text.strip().partition("%")
+    try:
+        return float(number) / 100 if percent and not rest else None
+    except ValueError:
+        return None
 
 
 def parse_workload(raw: dict[str, Any] | None) -> Workload:
@@ -90,7 +110,13 @@ def _check(w: Workload) -> list[str]:
             whole("object_size_max", w.object_size_max, w.object_size)
         else:
             whole("object_size_max", w.object_size_max, 0, True)
-    number("rate", w.rate, 0, True)
+    if isinstance(w.rate, str):
+        share = relative_rate(w.rate)
+        if share is None or not 0 < share <= MAX_CAPACITY_SHARE:
+            problems.append(f"rate must be ops/s or a share of the calibrated capacity from "
+                            f"0% to {MAX_CAPACITY_SHARE:.0%} (e.g. \"50%\"), not {w.rate!r}")
+    else:
+        number("rate", w.rate, 0, True)
     if w.workers is not None:
         whole("workers", w.workers, 1)
         if isinstance(w.workers, int) and isinstance(w.max_in_flight, int) \

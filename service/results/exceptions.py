@@ -28,3 +28,7 @@ class RunQueryError(ResultsError, InvalidInput):
 
 class JournalNotRecorded(ResultsError, NotFound):
     """The run has no Chaos Toolkit journal (yet)."""
+
+
+class CalibrationNotFound(ResultsError, NotFound):
+    """No calibration of that id, or none yet of that cluster."""

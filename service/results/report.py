@@ -87,6 +87,8 @@ def report_dict(run: Run) -> dict[str, Any]:
         "started_at": run.started_at.isoformat() if run.started_at else None,
         "ended_at": run.ended_at.isoformat() if run.ended_at else None,
         "workload": run.workload, "error": run.error,
+        # a rate asked as a share of the capacity, and the calibration it came from
+        "rate_requested": run.rate_requested, "calibration_id": run.calibration_id,
     }
     for key in FIGURE_KEYS:
         out[key] = figures.get(key)
@@ -120,6 +122,14 @@ def validity_line(validity: dict[str, Any] | None) -> str:
     return f"DID NOT HOLD, nothing injected: {why}"
 
 
+def _relative(data: dict[str, Any]) -> str:
+    if data.get("rate_requested") is None:
+        return ""
+    source = (f"calibration {data['calibration_id']}" if data.get("calibration_id") is not None
+              else "a calibration since deleted")
+    return f" ({data['rate_requested']} of the capacity in {source})"
+
+
 def _fmt(value: Any, unit: str = "") -> str:
     if value is None:
         return "n/a"
@@ -136,7 +146,7 @@ def format_report(data: dict[str, Any]) -> str:
     lines = [
         f"Run {data['run_id']}: {data['title']}",
         f"  cluster {data['cluster']} ({data['cluster_kind']}), status {data['status']}",
-        f"  workload: {data['workload'].get('rate')} ops/s open loop, "
+        f"  workload: {data['workload'].get('rate')} ops/s open loop{_relative(data)}, "
         f"{data['workload'].get('object_size')} B objects, mix {data['workload'].get('mix')}",
         "",
         f"  baseline                     {_fmt(data['baseline_ops'])} ops/s, "

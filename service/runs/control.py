@@ -21,7 +21,10 @@ first action), `restore` (name of the restore activity), `tail_s` (default 10),
 (name of a method activity that prepares the cluster, e.g. a fill: the baseline
 window then starts when it ends, and the control keeps the load on for
 `baseline_s` before the next activity), `run_id` (set by the worker: record into
-this queued run instead of opening a new one).
+this queued run instead of opening a new one), `calibration` (how a calibration is made
+when the workload's rate is a share of the capacity, "50%", and none of its shape is
+recent enough: stage_s, warmup_s, max_in_flight, p99_factor, p99_bound_ms, max_age_h;
+see service.runs.calibration).
 
 Before anything else the control takes the cluster's lock (service.jobs.cluster_lock):
 a run on a busy cluster stops there with the name of the run that holds it, or
@@ -58,8 +61,10 @@ from service.store import db
 from service.store.fault_ledger import use_database_ledger
 from service.store.recording import RunNotQueued, RunRecorder, fail_queued
 
+from . import calibration
 from .abort_watch import AbortWatch
 from .distributed_load import DistributedLoad, defer_driver_job
+from .exceptions import InvalidCalibration
 from .heartbeat import Heartbeat
 from .sampler import ClusterSampler
 
@@ -99,6 +104,10 @@ class RunControl:
         self.fault_started_ts: float | None = None
         self.fault_unreported = False
         self.on_invalid = on_invalid_baseline(arguments)
+        # a rate given as a share of the capacity: checked now, resolved once locked
+        self.calibration_arguments = arguments.get("calibration")
+        calibration.run_settings(self.calibration_arguments)
+        self.resolved_rate: calibration.ResolvedRate | None = None
         self.validity: dict[str, Any] | None = None  # the baseline's verdict
         self._cpu_mark: tuple[float, float] | None = None  # (process CPU, wall) at its start
         self.heartbeat: Heartbeat | None = None
@@ -108,6 +117,8 @@ class RunControl:
         return self.recorder.run_id if self.recorder else None
 
     def begin(self, experiment_path: str | None, queued_run_id: int | None = None) -> None:
+        if self.workload.capacity_share is not None:
+            self._resolve_rate()
         fields = dict(title=self.experiment.get("title", "untitled"),
                       cluster=self.cluster.name, cluster_kind=self.cluster.kind,
                       load_api=self.api, workload=self.workload.as_dict(),
@@ -117,6 +128,11 @@ class RunControl:
         else:
             self.recorder = RunRecorder.create(self.sessions, **fields)
         logger.info(f"Faultline run {self.run_id} on {self.cluster.name}")
+        if self.resolved_rate is not None:
+            resolved = self.resolved_rate
+            self.recorder.update(rate_requested=resolved.requested,
+                                 calibration_id=resolved.calibration_id)
+            self.recorder.event("rate_resolved", **resolved.as_dict())
         if self.topology_note:
             self.recorder.event("topology_note", notes=self.topology_note)
             for note in self.topology_note:
@@ -151,6 +167,18 @@ class RunControl:
         self.recorder.event("load_started", ts=self.load.started_at,
                             rate=self.workload.rate)
         threading.Thread(target=self._progress, name="faultline-progress", daemon=True).start()
+
+    def _resolve_rate(self) -> None:
+        """The rate in ops/s, from the latest calibration of this shape (made now if there
+        is none recent enough); the cluster's lock is already this run's."""
+        resolved = calibration.resolve_rate(self.sessions, db.database_url(), self.cluster,
+                                            self.workload, self.api,
+                                            self.calibration_arguments, locked=True)
+        self.workload, self.resolved_rate = resolved.workload, resolved
+        logger.info(f"Rate {resolved.requested} of {self.cluster.name}'s capacity: "
+                    f"{self.workload.rate:g} ops/s (calibration {resolved.calibration_id}: "
+                    f"{resolved.capacity_ops:g} ops/s"
+                    + (", made now)" if resolved.calibrated_now else ")"))
 
     def _serve_metrics(self) -> None:
         """The driver's /metrics, where the service's service discovery tells Prometheus."""
@@ -474,7 +502,7 @@ def before_experiment_control(context: dict, configuration: dict = None,
         # the lock first: a busy cluster may fail a preflight check for another run's fault
         lock = _lock_cluster(configuration)
         control = RunControl(context, configuration, arguments)
-    except (ClusterError, LoadError, PreflightError, ClusterBusy) as exc:
+    except (ClusterError, LoadError, PreflightError, ClusterBusy, InvalidCalibration) as exc:
         _stop_before_start(lock, queued_run_id, str(exc))
         raise InterruptExecution(f"Faultline: {exc}") from None
     except Exception as exc:

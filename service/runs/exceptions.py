@@ -3,7 +3,7 @@ says what their kinds mean)."""
 
 from __future__ import annotations
 
-from service.exceptions import FaultlineError
+from service.exceptions import Conflict, FaultlineError, InvalidInput
 
 
 class RunsError(FaultlineError):
@@ -20,3 +20,19 @@ class HealFailed(RunsError):
 
 class DriverGone(RunsError):
     """The run no longer wants this driver (it ended, or gave up waiting)."""
+
+
+class CalibrationError(RunsError):
+    """A calibration could not be made."""
+
+
+class InvalidCalibration(CalibrationError, InvalidInput):
+    """Settings that make no sense (a stage too short, a p99 factor below 1)."""
+
+
+class ClusterNotHealthy(CalibrationError, Conflict):
+    """The cluster is degraded: what it serves now is not its capacity."""
+
+
+class NoCapacity(CalibrationError, Conflict):
+    """A calibration found no stage to call the capacity (errors in every one)."""

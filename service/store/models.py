@@ -69,6 +69,11 @@ class Run(Base):
     owner_host: Mapped[str | None] = mapped_column(String(255))
     owner_start: Mapped[str | None] = mapped_column(String(200))
     owner_seen_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # a rate asked as a share of the capacity ("50%"): workload["rate"] is what it resolved
+    # to, from this calibration
+    rate_requested: Mapped[str | None] = mapped_column(String(20))
+    calibration_id: Mapped[int | None] = mapped_column(
+        ForeignKey("calibrations.id", ondelete="SET NULL"))
 
     events: Mapped[list[Event]] = relationship(back_populates="run", order_by="Event.ts",
                                                cascade="all, delete-orphan")
@@ -249,3 +254,56 @@ class UploadedExperiment(Base):
     uploaded_by: Mapped[str | None] = mapped_column(String(200))
     uploaded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True),
                                                   server_default=func.now())
+
+
+class Calibration(Base):
+    """A closed-loop sweep of one workload shape on one cluster (service.runs.calibration):
+    its stages, and its knee, the cluster's capacity for that shape."""
+
+    __tablename__ = "calibrations"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    cluster: Mapped[str] = mapped_column(String(200), index=True)
+    cluster_kind: Mapped[str] = mapped_column(String(20))
+    load_api: Mapped[str] = mapped_column(String(20))  # rados, swift
+    # the shape: object sizes, mix, containers, objects (the rate and workers do not apply)
+    workload: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    # stage length, warm-up, the bounds of the sweep and of the knee
+    settings: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    status: Mapped[str] = mapped_column(String(20), default="running")  # completed, failed
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True),
+                                                 server_default=func.now())
+    ended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    stop_reason: Mapped[str | None] = mapped_column(Text)  # why the sweep ended where it did
+    knee_in_flight: Mapped[int | None] = mapped_column(Integer)
+    capacity_ops: Mapped[float | None] = mapped_column(Float)  # ops/s at the knee
+    capacity_mbps: Mapped[float | None] = mapped_column(Float)
+    error: Mapped[str | None] = mapped_column(Text)
+
+    stages: Mapped[list[CalibrationStage]] = relationship(
+        back_populates="calibration", order_by="CalibrationStage.in_flight",
+        cascade="all, delete-orphan")
+
+
+class CalibrationStage(Base):
+    """One stage of a calibration: a closed loop at `in_flight` requests, its measured
+    seconds' throughput, percentiles, errors and merged latency histogram."""
+
+    __tablename__ = "calibration_stages"
+
+    calibration_id: Mapped[int] = mapped_column(
+        ForeignKey("calibrations.id", ondelete="CASCADE"), primary_key=True)
+    in_flight: Mapped[int] = mapped_column(Integer, primary_key=True)
+    seconds: Mapped[int] = mapped_column(Integer)
+    ops: Mapped[int] = mapped_column(BigInteger)
+    ops_s: Mapped[float] = mapped_column(Float)
+    mb_s: Mapped[float] = mapped_column(Float)
+    errors: Mapped[int] = mapped_column(Integer)
+    errors_by_class: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    p50_ms: Mapped[float | None] = mapped_column(Float)
+    p90_ms: Mapped[float | None] = mapped_column(Float)
+    p99_ms: Mapped[float | None] = mapped_column(Float)
+    p999_ms: Mapped[float | None] = mapped_column(Float)
+    histogram: Mapped[str] = mapped_column(Text, default="")
+
+    calibration: Mapped[Calibration] = relationship(back_populates="stages")

@@ -20,6 +20,7 @@ from . import (
     access,
     api,
     auth,
+    calibrations,
     catalogue,
     clusters,
     compare,
@@ -55,6 +56,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     clusters.init_app(app)
     catalogue.init_app(app)
     schedules.init_app(app)
+    calibrations.init_app(app)
     api.init_app(app)
     # runs whose process died while the service was down (or since) are marked interrupted
     interrupt_dead_runs(app.extensions["faultline.sessions"], "the service, as it started")

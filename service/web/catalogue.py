@@ -40,7 +40,13 @@ from .errors import REQUEST_ERRORS, FormError
 bp = Blueprint("catalogue", __name__)
 
 # the form's workload fields: (name, label, type); the mix is three fields of its own
-FIELDS = (("rate", "rate (ops/s, open loop)", float), ("object_size", "object size (bytes)", int),
+def _rate(text: str) -> float | str:
+    """ops/s, or a share of the calibrated capacity ("50%", checked by parse_workload)."""
+    return text if text.endswith("%") else float(text)
+
+
+FIELDS = (("rate", "rate (ops/s, or a % of the calibrated capacity)", _rate),
+          ("object_size", "object size (bytes)", int),
           ("containers", "containers", int),
           ("objects_per_container", "objects per container", int),
           ("baseline_s", "baseline window (s)", float))

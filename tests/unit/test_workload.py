@@ -45,7 +45,8 @@ def test_as_dict_round_trips_through_parse_workload():
 @pytest.mark.parametrize(("raw", "message"), [
     ({"rate": -5}, "invalid workload: rate must be > 0, not -5"),
     ({"rate": 0}, "invalid workload: rate must be > 0, not 0"),
-    ({"rate": "fast"}, "invalid workload: rate must be a number, not 'fast'"),
+    ({"rate": "fast"}, "invalid workload: rate must be ops/s or a share of the calibrated "
+                       "capacity from 0% to 200% (e.g. \"50%\"), not 'fast'"),
     ({"rate": True}, "invalid workload: rate must be a number, not True"),
     ({"mix": {"read": 50, "write": 20}}, "invalid workload: mix must sum to 100, not 70"),
     ({"mix": {}}, "invalid workload: mix must sum to 100, not 0"),
@@ -121,3 +122,16 @@ def test_the_drivers_must_make_sense():
         parse_workload({"drivers": 0})
     with pytest.raises(WorkloadError, match="drivers must be <= 64, not 65"):
         parse_workload({"drivers": 65})
+
+
+@pytest.mark.parametrize("rate, share", [("50%", 0.5), (" 7.5 % ", 0.075), ("200%", 2.0),
+                                         (120, None), (0.5, None)])
+def test_a_rate_is_ops_per_second_or_a_share_of_the_capacity(rate, share):
+    assert parse_workload({"rate": rate}).capacity_share == share
+
+
+@pytest.mark.parametrize("rate", ["0%", "-5%", "201%", "50", "half", "50%%", "nan%", "%"])
+def test_a_share_of_the_capacity_must_be_a_percentage_above_0_up_to_200(rate):
+    with pytest.raises(WorkloadError, match="rate must be ops/s or a share of the calibrated "
+                                            r"capacity from 0% to 200% \(e.g. \"50%\"\)"):
+        parse_workload({"rate": rate})

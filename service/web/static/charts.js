@@ -151,6 +151,35 @@
     return chart;
   }
 
+  /* A calibration: throughput against p50 and p99 (one point per stage, the knee ringed),
+   * and each stage's response-time CDF on a log latency axis, where a tail shows. */
+  function calibration(curveCanvas, cdfCanvas, d) {
+    const knee = s => s.in_flight === d.knee_in_flight;
+    const curvePoints = key => d.stages.filter(s => s[key] != null).map(
+      s => ({x: s.ops_s, y: s[key], in_flight: s.in_flight}));
+    const tooltip = {callbacks: {label: c => `${c.dataset.label}: ${c.raw.y} ms at ` +
+                                             `${c.raw.x} ops/s, ${c.raw.in_flight} in flight`}};
+    const curve = new Chart(curveCanvas, {type: "line", data: {datasets: [
+        line("p99 ms", curvePoints("p99_ms"), "#c60", "y", {pointRadius: d.stages.map(
+          s => knee(s) ? 7 : 3)}),
+        line("p50 ms", curvePoints("p50_ms"), "#06c", "y", {pointRadius: 3})]},
+      options: {animation: false, maintainAspectRatio: false,
+        scales: {x: {type: "linear", title: {display: true, text: "throughput, ops/s"}},
+                 y: {beginAtZero: true, title: {display: true, text: "latency, ms"}}},
+        plugins: {tooltip: tooltip}}});
+    const cdf = new Chart(cdfCanvas, {type: "line", data: {datasets: d.stages
+        .filter(s => s.cdf.length)
+        .map((s, i) => line(`${s.in_flight} in flight` + (knee(s) ? " (knee)" : ""),
+                            s.cdf.map(p => ({x: p.ms, y: p.pct})), COLORS[i % COLORS.length],
+                            "y", {borderWidth: knee(s) ? 3 : 1.5}))},
+      options: {animation: false, maintainAspectRatio: false,
+        scales: {x: {type: "logarithmic", title: {display: true, text: "latency, ms"}},
+                 y: {min: 0, max: 100, title: {display: true, text: "% of operations"}}}}});
+    curveCanvas.dataset.ready = "1";
+    cdfCanvas.dataset.ready = "1";
+    return {curve: curve, cdf: cdf};
+  }
+
   global.Faultline = {marks: marks, drawRun: drawRun, updateRun: updateRun, overlay: overlay,
-                      trend: trend};
+                      trend: trend, calibration: calibration};
 })(window);

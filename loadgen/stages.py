@@ -1,0 +1,51 @@
+"""Closed-loop stages for a calibration: the same workload at 1, 2, 4, ... requests in flight,
+one after the other on one driver, over one set of prefilled objects.
+
+Each stage is a fresh closed loop with its own per-second samples; its first seconds are a
+warm-up (connections opening, caches filling at the new concurrency) and are left out.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import replace
+
+from .closedloop import ClosedLoop
+from .exceptions import DriverError
+from .ledger import Ledger
+from .openloop import AsyncDriver
+from .payload import PayloadSource
+from .samples import Sample, SampleRecorder
+from .session import LoadSession
+from .workload import OPS, Workload
+
+
+class StageRunner:
+    def __init__(self, driver: AsyncDriver, workload: Workload, tag: str | None = None):
+        self.driver = driver
+        self.workload = replace(workload, duration_s=None)
+        self.tag = tag or f"cal-{uuid.uuid4().hex[:8]}"
+        self._prefill = LoadSession(driver, self.workload, sink=lambda samples: None,
+                                    tag=self.tag)
+        self.ledger: Ledger = self._prefill.ledger
+        self.payloads: PayloadSource = self._prefill.payloads
+
+    def prefill(self) -> int:
+        return self._prefill.prefill() if self.workload.prefill else 0
+
+    def run(self, in_flight: int, warmup_s: int, measure_s: int) -> list[Sample]:
+        """The samples of the `measure_s` whole seconds after `warmup_s`, every op."""
+        recorder = SampleRecorder(time.time(), time.monotonic())
+        loop = ClosedLoop(self.driver, replace(self.workload, workers=in_flight), recorder,
+                          self.ledger, self.payloads, name_prefix=f"{self.tag}-{in_flight}")
+        loop.start()
+        end = recorder.mono_start + warmup_s + measure_s
+        time.sleep(max(0.0, end - time.monotonic()))
+        # the seconds are taken before the loop stops: what completes in the drain would
+        # add up to `in_flight` operations to the last second and flatter the stage
+        samples = recorder.take_closed(max(end, time.monotonic()), OPS)
+        loop.stop()
+        if loop.failure:
+            raise DriverError(loop.failure)
+        return [s for s in samples if warmup_s <= s.second < warmup_s + measure_s]

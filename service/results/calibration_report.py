@@ -1,0 +1,105 @@
+"""A stored calibration in words and in JSON: its stages, its knee and why the sweep ended
+(the command line and the API print the same figures)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from loadgen.samples import merge_histograms
+from service.store.models import Calibration
+
+from .exceptions import CalibrationNotFound
+
+STAGE_FIELDS = ("in_flight", "seconds", "ops", "ops_s", "mb_s", "errors", "errors_by_class",
+                "p50_ms", "p90_ms", "p99_ms", "p999_ms")
+
+
+def load(session: Session, calibration_id: int | None = None,
+         cluster: str | None = None) -> Calibration:
+    """A calibration by id, or the latest (of a cluster, or of any)."""
+    if calibration_id is not None:
+        row = session.get(Calibration, calibration_id)
+        if row is None:
+            raise CalibrationNotFound(f"no calibration {calibration_id}")
+        return row
+    query = select(Calibration).order_by(Calibration.id.desc()).limit(1)
+    if cluster is not None:
+        query = query.where(Calibration.cluster == cluster)
+    row = session.execute(query).scalar_one_or_none()
+    if row is None:
+        raise CalibrationNotFound("no calibration yet" + (f" of {cluster}" if cluster else "")
+                              + ": run `faultline calibrate CLUSTER`")
+    return row
+
+
+def calibration_dict(row: Calibration, histograms: bool = False) -> dict[str, Any]:
+    """The calibration's figures; `histograms` adds each stage's encoded HDR histogram."""
+    fields = STAGE_FIELDS + (("histogram",) if histograms else ())
+    return {
+        "calibration_id": row.id, "cluster": row.cluster, "cluster_kind": row.cluster_kind,
+        "api": row.load_api, "workload": row.workload, "settings": row.settings,
+        "status": row.status, "started_at": row.started_at.isoformat(),
+        "ended_at": row.ended_at.isoformat() if row.ended_at else None,
+        "capacity_ops": row.capacity_ops, "capacity_mbps": row.capacity_mbps,
+        "knee_in_flight": row.knee_in_flight, "stop_reason": row.stop_reason,
+        "error": row.error,
+        "stages": [{f: getattr(s, f) for f in fields} for s in row.stages],
+    }
+
+
+def format_calibration(data: dict[str, Any]) -> str:
+    w, s = data["workload"], data["settings"]
+    size = f"{w['object_size']} B" + (f"-{w['object_size_max']} B" if w["object_size_max"]
+                                      else "")
+    mix = "/".join(f"{op} {share}%" for op, share in w["mix"].items())
+    lines = [f"Calibration {data['calibration_id']}: {data['cluster']} ({data['api']}), "
+             f"{size} objects, {mix}; {data['status']}",
+             f"  stages of {s['stage_s']} s after {s['warmup_s']} s of warm-up; knee: the "
+             f"most ops/s with p99 within {s['p99_factor']}x the first stage's"]
+    lines.append(f"  {'in flight':>9} {'ops/s':>9} {'MB/s':>8} {'p50 ms':>8} {'p90 ms':>8} "
+                 f"{'p99 ms':>8} {'p99.9 ms':>9} {'errors':>7}")
+    for st in data["stages"]:
+        mark = "  <- knee" if st["in_flight"] == data["knee_in_flight"] else ""
+        lines.append(f"  {st['in_flight']:>9} {st['ops_s']:>9.1f} {st['mb_s']:>8.2f} "
+                     f"{_ms(st['p50_ms']):>8} {_ms(st['p90_ms']):>8} {_ms(st['p99_ms']):>8} "
+                     f"{_ms(st['p999_ms']):>9} {st['errors']:>7}{mark}")
+    if data["stop_reason"]:
+        lines.append(f"  the sweep stopped: {data['stop_reason']}")
+    if data["capacity_ops"] is not None:
+        lines.append(f"  capacity: {data['capacity_ops']:.1f} ops/s "
+                     f"({data['capacity_mbps']:.2f} MB/s) at {data['knee_in_flight']} in "
+                     "flight")
+    else:
+        lines.append(f"  capacity: n/a: {data['error'] or 'the calibration did not finish'}")
+    return "\n".join(lines)
+
+
+def _ms(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1f}"
+
+
+# where a stage's response-time CDF is read: dense where the tail is
+CDF_PERCENTILES = (0, 1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 98, 99, 99.5, 99.9, 99.99,
+                   100)
+
+
+def chart_data(row: Calibration) -> dict[str, Any]:
+    """What the calibration page draws: throughput against latency, one point per stage, and
+    each stage's response-time CDF (latency in ms at each percentile)."""
+    stages = []
+    for s in row.stages:
+        histogram = merge_histograms([s.histogram])
+        cdf = ([{"ms": histogram.get_value_at_percentile(p) / 1000, "pct": p}
+                for p in CDF_PERCENTILES] if s.ops else [])
+        stages.append({"in_flight": s.in_flight, "ops_s": s.ops_s, "p50_ms": s.p50_ms,
+                       "p99_ms": s.p99_ms, "cdf": cdf})
+    return {"calibration_id": row.id, "knee_in_flight": row.knee_in_flight,
+            "capacity_ops": row.capacity_ops, "stages": stages}
+
+
+def recent(session: Session, limit: int = 50) -> list[Calibration]:
+    return list(session.execute(select(Calibration).order_by(Calibration.id.desc())
+                                .limit(limit)).scalars())

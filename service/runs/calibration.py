@@ -1,0 +1,241 @@
+"""`faultline calibrate`: measure a cluster's capacity for one workload shape.
+
+COSBench-style stages: a closed loop at 1, 2, 4, ... requests in flight, each run long
+enough to settle (a warm-up, then the measured seconds), until the throughput rises less
+than 5% or p99 passes a bound (service.results.capacity). Every stage is stored as it ends,
+so a calibration cut short keeps what it measured. The cluster is locked as for a run (a
+calibration beside an experiment would measure both wrongly), and must be healthy first:
+the capacity of a degraded cluster is not its capacity.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from clusters.inventory import Cluster
+from loadgen.drivers import driver_for
+from loadgen.stages import StageRunner
+from loadgen.workload import Workload
+from service.jobs.cluster_lock import ClusterLock
+from service.results import capacity
+from service.results.baseline import cluster_problem
+from service.store.models import Calibration, CalibrationStage
+
+from .exceptions import ClusterNotHealthy, InvalidCalibration, NoCapacity
+from .sampler import state_source
+
+log = logging.getLogger(__name__)
+
+# what the shape of a workload is: a calibration of it applies to any rate
+SHAPE = ("containers", "objects_per_container", "object_size", "object_size_max", "mix",
+         "prefill", "seed")
+# what makes an operation cost what it costs: a calibration that matches these gives a
+# relative rate its ops/s
+COST = ("object_size", "object_size_max", "mix")
+MAX_AGE_H = 24.0 * 7  # an older calibration is made again before a relative rate uses it
+
+
+@dataclass(frozen=True)
+class Settings:
+    stage_s: int = 10  # measured seconds per stage
+    warmup_s: int = 2  # before them, left out
+    max_in_flight: int = 64
+    limits: capacity.Limits = capacity.Limits()
+
+    def check(self) -> None:
+        problems = []
+        if not (isinstance(self.stage_s, int) and self.stage_s >= 3):
+            problems.append(f"stage length must be at least 3 s, not {self.stage_s}")
+        if not (isinstance(self.warmup_s, int) and self.warmup_s >= 0):
+            problems.append(f"warm-up must be 0 s or more, not {self.warmup_s}")
+        if not (isinstance(self.max_in_flight, int) and 1 <= self.max_in_flight <= 1024):
+            problems.append(f"max in flight must be 1 to 1024, not {self.max_in_flight}")
+        if not self.limits.p99_factor > 1:
+            problems.append(f"the p99 factor must be above 1, not {self.limits.p99_factor}")
+        if not self.limits.p99_bound_ms > 0:
+            problems.append(f"the p99 bound must be above 0 ms, not {self.limits.p99_bound_ms}")
+        if problems:
+            raise InvalidCalibration("invalid calibration: " + "; ".join(problems))
+
+    def as_dict(self) -> dict:
+        return {"stage_s": self.stage_s, "warmup_s": self.warmup_s,
+                "max_in_flight": self.max_in_flight, "p99_factor": self.limits.p99_factor,
+                "p99_bound_ms": self.limits.p99_bound_ms, "rise": capacity.RISE}
+
+
+def in_flight_steps(max_in_flight: int) -> list[int]:
+    """1, 2, 4, ... up to max_in_flight, which is always the last step."""
+    steps = [1]
+    while steps[-1] * 2 < max_in_flight:
+        steps.append(steps[-1] * 2)
+    return steps + ([max_in_flight] if max_in_flight > 1 else [])
+
+
+def shape_of(workload: Workload) -> dict:
+    full = workload.as_dict()
+    return {key: full[key] for key in SHAPE}
+
+
+def calibrate(sessions: sessionmaker[Session], database_url: str, cluster: Cluster,
+              workload: Workload, api: str, settings: Settings = Settings(),
+              progress: Callable[[capacity.Stage], None] = lambda stage: None,
+              locked: bool = False) -> int:
+    """Sweep the stages on `cluster`; return the calibration's id. Nothing is written before
+    the settings, the workload's driver, the cluster's health and its lock are all fine.
+    `locked`: the caller holds the cluster's lock (a run calibrating first)."""
+    settings.check()
+    workload = replace(workload, workers=settings.max_in_flight, drivers=1, rate=1.0)
+    driver_for(cluster, workload, api).check_access()  # a checked driver is closed after
+    lock = None if locked else ClusterLock(database_url, cluster.name).acquire(sessions)
+    try:
+        _check_healthy(cluster)
+        with sessions.begin() as session:
+            row = Calibration(cluster=cluster.name, cluster_kind=cluster.kind, load_api=api,
+                              workload=shape_of(workload), settings=settings.as_dict())
+            session.add(row)
+            session.flush()
+            calibration_id = row.id
+        try:
+            _sweep(sessions, calibration_id, driver_for(cluster, workload, api), workload,
+                   settings, progress)
+        except BaseException as exc:  # Ctrl-C included: the row must not stay "running"
+            _finish(sessions, calibration_id, status="failed",
+                    error=f"{type(exc).__name__}: {exc}"[:2000] or type(exc).__name__)
+            raise
+        return calibration_id
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _check_healthy(cluster: Cluster) -> None:
+    source = state_source(cluster)
+    source.connect()
+    try:
+        state = source.state()
+    finally:
+        source.close()
+    problem = cluster_problem(state.get("health", "UNKNOWN"), state)
+    if problem:
+        raise ClusterNotHealthy(f"cluster {cluster.name} is not healthy: {problem}; its "
+                               "capacity now is not its capacity. Heal it, then calibrate")
+
+
+def _sweep(sessions: sessionmaker[Session], calibration_id: int, driver, workload: Workload,
+           settings: Settings, progress: Callable[[capacity.Stage], None]) -> None:
+    driver.connect()
+    try:
+        runner = StageRunner(driver, workload, tag=f"cal{calibration_id}")
+        runner.prefill()
+        stages: list[capacity.Stage] = []
+        reason = None
+        for n in in_flight_steps(settings.max_in_flight):
+            stage = capacity.stage_of(n, runner.run(n, settings.warmup_s, settings.stage_s))
+            stages.append(stage)
+            with sessions.begin() as session:
+                session.add(CalibrationStage(calibration_id=calibration_id,
+                                             **stage.as_dict()))
+            progress(stage)
+            reason = capacity.stop_reason(stages, settings.limits)
+            if reason:
+                break
+        else:
+            reason = f"reached the most in flight allowed ({settings.max_in_flight})"
+    finally:
+        driver.close()
+    best = capacity.knee(stages, settings.limits)
+    _finish(sessions, calibration_id, status="completed", stop_reason=reason,
+            knee_in_flight=best and best.in_flight, capacity_ops=best and best.ops_s,
+            capacity_mbps=best and best.mb_s,
+            error=None if best else "no stage qualified as the knee (errors in every one)")
+
+
+def _finish(sessions: sessionmaker[Session], calibration_id: int, **fields) -> None:
+    with sessions.begin() as session:
+        row = session.get(Calibration, calibration_id)
+        for key, value in fields.items():
+            setattr(row, key, value)
+        row.ended_at = datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class ResolvedRate:
+    workload: Workload  # with the rate in ops/s
+    requested: str  # "50%"
+    calibration_id: int
+    capacity_ops: float
+    calibrated_now: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"requested": self.requested, "ops_s": self.workload.rate,
+                "calibration_id": self.calibration_id, "capacity_ops": self.capacity_ops,
+                "calibrated_now": self.calibrated_now}
+
+
+def run_settings(raw: Any) -> tuple[Settings, float]:
+    """An experiment's `calibration` argument: how a calibration it needs is made, and the
+    age in hours past which one is made again; InvalidCalibration says what is wrong."""
+    raw = {} if raw is None else raw
+    known = {"stage_s", "warmup_s", "max_in_flight", "p99_factor", "p99_bound_ms", "max_age_h"}
+    if not isinstance(raw, dict) or set(raw) - known:
+        raise InvalidCalibration(f"invalid calibration: expected an object with "
+                                 f"{', '.join(sorted(known))}, not {raw!r}")
+    limits = {k: raw[k] for k in ("p99_factor", "p99_bound_ms") if k in raw}
+    settings = Settings(**{k: raw[k] for k in ("stage_s", "warmup_s", "max_in_flight")
+                           if k in raw}, limits=capacity.Limits(**limits))
+    settings.check()
+    max_age_h = raw.get("max_age_h", MAX_AGE_H)
+    if isinstance(max_age_h, bool) or not isinstance(max_age_h, int | float) or max_age_h <= 0:
+        raise InvalidCalibration(f"invalid calibration: max_age_h must be hours > 0, not "
+                                 f"{max_age_h!r}")
+    return settings, float(max_age_h)
+
+
+def latest_calibration(session: Session, cluster: str, api: str, workload: Workload,
+                       max_age_h: float) -> Calibration | None:
+    """The newest completed calibration of this cluster, API and cost shape, younger than
+    max_age_h, that found a capacity."""
+    since = datetime.now(UTC) - timedelta(hours=max_age_h)
+    rows = session.execute(
+        select(Calibration).where(Calibration.cluster == cluster, Calibration.load_api == api,
+                                  Calibration.status == "completed",
+                                  Calibration.capacity_ops.is_not(None),
+                                  Calibration.ended_at >= since)
+        .order_by(Calibration.id.desc())).scalars()
+    wanted = shape_of(workload)
+    return next((r for r in rows if all(r.workload.get(k) == wanted[k] for k in COST)), None)
+
+
+def resolve_rate(sessions: sessionmaker[Session], database_url: str, cluster: Cluster,
+                 workload: Workload, api: str, raw_settings: Any = None,
+                 locked: bool = False) -> ResolvedRate:
+    """A relative rate ("50%") in ops/s: that share of the latest calibration's capacity for
+    this cluster, API and shape; a calibration is made first if there is none, or it is
+    older than the allowed age."""
+    share = workload.capacity_share
+    settings, max_age_h = run_settings(raw_settings)
+    with sessions() as session:
+        found = latest_calibration(session, cluster.name, api, workload, max_age_h)
+        calibration_id = found.id if found else None
+    if calibration_id is None:
+        log.info(f"no calibration of {cluster.name} ({api}) for this workload's shape in the "
+                 f"last {max_age_h:g} h: calibrating first")
+        calibration_id = calibrate(sessions, database_url, cluster, workload, api, settings,
+                                   locked=locked)
+    with sessions() as session:
+        row = session.get(Calibration, calibration_id)
+        capacity_ops = row.capacity_ops
+    if capacity_ops is None:
+        raise NoCapacity(f"calibration {calibration_id} of {cluster.name} found no "
+                                f"capacity ({row.error}): a rate of {workload.rate} cannot "
+                                "be resolved")
+    return ResolvedRate(workload=replace(workload, rate=round(capacity_ops * share, 1)),
+                        requested=workload.rate.strip(), calibration_id=calibration_id,
+                        capacity_ops=capacity_ops, calibrated_now=found is None)

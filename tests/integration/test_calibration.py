@@ -1,0 +1,122 @@
+"""`faultline calibrate` on the Ceph lab: the throughput rises with the load until the knee,
+the knee is no higher than `rados bench` reaches on the same pool, every stage is stored
+with its histogram, and a calibration that makes no sense changes nothing."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from serving import chromium_page, painted_pixels, served
+from sqlalchemy import func, select
+from web_login import SECRET, log_in_browser
+
+from clusters.paths import default_inventory
+from loadgen.samples import merge_histograms
+from service.store.models import Calibration
+from service.web.app import create_app
+
+pytestmark = pytest.mark.lab
+
+LAB = str(default_inventory())  # the lab's (`invoke` gives the CLI a FAULTLINE_HOME of its own)
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
+
+# rados bench and the calibration measure a few seconds each on a lab that shares two cores
+# with everything else: they may differ by this much without either being wrong
+NOISE = 1.10
+
+
+def rados_bench_write_iops(cluster, seconds: int, in_flight: int, size: int) -> float:
+    base = ["rados", "-c", cluster.client["conf"], "-p", cluster.client.get("pool", "faultline")]
+    name = f"faultline-calibration-test-{time.time_ns()}"
+    try:
+        done = subprocess.run(base + ["bench", str(seconds), "write", "-t", str(in_flight),
+                                      "-b", str(size), "--run-name", name],
+                              capture_output=True, text=True, timeout=120)
+    finally:
+        subprocess.run(base + ["cleanup", "--run-name", name], capture_output=True, timeout=120)
+    found = re.search(r"Average IOPS:\s+([\d.]+)", done.stdout)
+    assert done.returncode == 0 and found, done.stdout[-1000:] + done.stderr
+    return float(found.group(1))
+
+
+def test_a_calibration_rises_to_a_knee_that_rados_bench_can_reach(ceph_cluster, invoke,
+                                                                  sessions, database_url,
+                                                                  make_user):
+    done = invoke("calibrate", "lab-ceph", "--inventory", LAB, "--api", "rados",
+                  "--mix", "write=100",
+                  "--objects", "0", "--stage-s", "5", "--warmup-s", "1", "--max-in-flight",
+                  "16", "--json")
+    assert done.exit_code == 0, done.output
+    data = json.loads(done.stdout)
+    stages = data["stages"]
+
+    assert data["status"] == "completed" and data["error"] is None, data
+    assert [s["in_flight"] for s in stages] == [1, 2, 4, 8, 16][:len(stages)]
+    assert all(s["seconds"] == 5 and s["errors"] == 0 for s in stages), stages
+    # more in flight bought more throughput, stage after stage, up to the knee
+    knee = next(i for i, s in enumerate(stages) if s["in_flight"] == data["knee_in_flight"])
+    assert knee >= 1, stages
+    assert all(later["ops_s"] > earlier["ops_s"]
+               for earlier, later in zip(stages[:knee], stages[1:knee + 1], strict=True)), stages
+    assert data["capacity_ops"] == stages[knee]["ops_s"]
+    assert stages[knee]["p99_ms"] <= stages[0]["p99_ms"] * data["settings"]["p99_factor"]
+    assert data["stop_reason"], data
+
+    reference = rados_bench_write_iops(ceph_cluster, 5, 16, 4096)
+    assert data["capacity_ops"] <= reference * NOISE, (data["capacity_ops"], reference)
+
+    with sessions() as session:
+        row = session.get(Calibration, data["calibration_id"])
+        for stage in row.stages:  # each stage keeps every latency it measured: its CDF
+            assert merge_histograms([stage.histogram]).get_total_count() == stage.ops
+    shown = invoke("calibration", "show", "--cluster", "lab-ceph")
+    assert shown.exit_code == 0, shown.output
+    assert f"Calibration {data['calibration_id']}: lab-ceph (rados)" in shown.stdout
+    assert re.search(rf"^\s+{data['knee_in_flight']}\s.*<- knee$", shown.stdout, re.M)
+    assert f"capacity: {data['capacity_ops']:.1f} ops/s" in shown.stdout
+
+    # the dashboard draws the same stages: the curve and one CDF line per stage
+    app = create_app({"DATABASE_URL": database_url, "SECRET_KEY": SECRET})
+    with served(app) as url, chromium_page(viewport={"width": 1280, "height": 1000}) as page:
+        log_in_browser(page, url, *make_user("viewer"))
+        page.goto(f"{url}/calibrations")
+        page.click(f"#calibrations a[href='/calibrations/{data['calibration_id']}']")
+        page.wait_for_selector("#cdf[data-ready='1']", timeout=20_000)
+        drawn = page.evaluate("""() => ["curve", "cdf"].map(id => Chart.getChart(
+            document.getElementById(id)).data.datasets.map(d => [d.label, d.data.length]))""")
+        assert drawn[0] == [["p99 ms", len(stages)], ["p50 ms", len(stages)]]
+        assert [label for label, _ in drawn[1]] == [
+            f"{s['in_flight']} in flight" + (" (knee)" if i == knee else "")
+            for i, s in enumerate(stages)]
+        assert all(points > 10 for _, points in drawn[1]), drawn
+        for canvas in ("curve", "cdf"):
+            assert painted_pixels(page, canvas) > 1000, canvas
+        assert "(knee)" in page.inner_text("#stages tr.knee")
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "calibration-page.png"), full_page=True)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["no-such-cluster"], "no-such-cluster"),
+    (["lab-ceph", "--stage-s", "2"], "stage length must be at least 3 s, not 2"),
+    (["lab-ceph", "--mix", "read=80,write=30"], "mix must sum to 100"),
+    (["lab-ceph", "--mix", "write"], "invalid mix 'write'"),
+    (["lab-ceph", "--api", "s4"], "load API 's4' is unknown for ceph cluster 'lab-ceph'"),
+    (["lab-ceph", "--object-size", "0"], "object_size must be > 0"),
+])
+def test_a_calibration_that_makes_no_sense_is_refused_and_changes_nothing(
+        ceph_cluster, invoke, sessions, args, message):
+    with sessions() as session:
+        before = session.scalar(select(func.count()).select_from(Calibration))
+    done = invoke("calibrate", *args, "--inventory", LAB)
+
+    assert done.exit_code == 2, done.output
+    assert message in done.output and "Traceback" not in done.output
+    assert len(done.output.strip().splitlines()) == 1, done.output
+    with sessions() as session:
+        assert session.scalar(select(func.count()).select_from(Calibration)) == before

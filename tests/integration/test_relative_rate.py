@@ -1,0 +1,135 @@
+"""A workload whose rate is a share of the capacity ("20%"): the run calibrates first when
+no calibration of its shape is recent enough, runs at that share of the knee, records the
+rate it resolved to and the calibration it came from, and the next run reuses it. Which
+calibration applies is checked on PostgreSQL alone."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from short_runs import pause, short_experiment
+from sqlalchemy import delete, func, select
+from sqlalchemy.orm import selectinload
+
+from loadgen.workload import parse_workload
+from service.runs.calibration import latest_calibration
+from service.store.models import Calibration, Run
+
+QUICK = {"stage_s": 3, "warmup_s": 1, "max_in_flight": 8}  # a calibration in about 20 s
+
+
+def _run(env, tmp_path, experiment: dict) -> subprocess.CompletedProcess:
+    path = tmp_path / "relative.json"
+    path.write_text(json.dumps(experiment))
+    return subprocess.run(["faultline", "run", str(path)], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=600)
+
+
+def _latest_run(sessions) -> Run:
+    with sessions() as session:
+        return session.execute(select(Run).options(selectinload(Run.events))
+                               .order_by(Run.id.desc()).limit(1)).scalar_one()
+
+
+@pytest.mark.lab
+def test_a_share_of_the_capacity_is_calibrated_first_then_reused(ceph_cluster, env, sessions,
+                                                                  tmp_path):
+    with sessions.begin() as session:  # no calibration of lab-ceph is recent enough
+        session.execute(delete(Calibration).where(Calibration.cluster == "lab-ceph"))
+    experiment = short_experiment("relative rate", [pause(1)], rate="20%", calibration=QUICK)
+
+    first = _run(env, tmp_path, experiment)
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    run = _latest_run(sessions)
+    with sessions() as session:
+        made = session.get(Calibration, run.calibration_id)
+        assert made.status == "completed" and made.capacity_ops, made.error
+        assert made.settings["stage_s"] == 3 and made.settings["max_in_flight"] == 8
+        assert made.workload["mix"] == {"read": 80, "write": 20}
+        capacity = made.capacity_ops
+    assert run.status == "completed" and run.rate_requested == "20%"
+    assert run.workload["rate"] == round(capacity * 0.2, 1)
+    resolved = next(e.detail for e in run.events if e.kind == "rate_resolved")
+    assert resolved == {"requested": "20%", "ops_s": run.workload["rate"],
+                        "calibration_id": run.calibration_id, "capacity_ops": capacity,
+                        "calibrated_now": True}
+    # the baseline held the resolved rate, not some other one
+    assert run.figures["validity"]["valid"], run.figures["validity"]
+    assert f"{run.workload['rate']} ops/s open loop (20% of the capacity in calibration " \
+           f"{run.calibration_id})" in first.stdout
+
+    second = _run(env, tmp_path, experiment)
+    assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-3000:]
+    again = _latest_run(sessions)
+    assert again.id != run.id and again.calibration_id == run.calibration_id
+    assert again.workload["rate"] == run.workload["rate"]
+    assert next(e.detail for e in again.events
+                if e.kind == "rate_resolved")["calibrated_now"] is False
+    with sessions() as session:
+        assert session.scalar(select(func.count()).select_from(Calibration).where(
+            Calibration.cluster == "lab-ceph")) == 1
+
+
+@pytest.mark.lab
+@pytest.mark.parametrize("workload, calibration, message", [
+    ({"rate": "0%"}, None, "rate must be ops/s or a share of the calibrated capacity"),
+    ({"rate": "half"}, None, "not 'half'"),
+    ({"rate": "50%"}, {"stage_s": 1}, "stage length must be at least 3 s, not 1"),
+    ({"rate": "50%"}, {"max_age_h": -1}, "max_age_h must be hours > 0, not -1"),
+    ({"rate": "50%"}, {"speed": "fast"}, "invalid calibration: expected an object with"),
+])
+def test_a_relative_rate_that_makes_no_sense_is_refused_and_changes_nothing(
+        ceph_cluster, env, sessions, tmp_path, workload, calibration, message):
+    experiment = short_experiment("bad relative rate", [pause(1)],
+                                  **({"calibration": calibration} if calibration else {}))
+    experiment["controls"][0]["provider"]["arguments"]["workload"].update(workload)
+    with sessions() as session:
+        before = (session.scalar(select(func.count()).select_from(Run)),
+                  session.scalar(select(func.count()).select_from(Calibration)))
+
+    done = _run(env, tmp_path, experiment)
+    assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
+    assert message in done.stdout + done.stderr
+    with sessions() as session:
+        assert (session.scalar(select(func.count()).select_from(Run)),
+                session.scalar(select(func.count()).select_from(Calibration))) == before
+
+
+def _calibration(session, *, api="rados", mix=None, status="completed", capacity=500.0,
+                 age_h=1.0, size=4096) -> int:
+    ended = datetime.now(UTC) - timedelta(hours=age_h)
+    row = Calibration(cluster="cal-match", cluster_kind="ceph", load_api=api,
+                      workload={"object_size": size, "object_size_max": None,
+                                "mix": mix or {"read": 80, "write": 20}},
+                      settings={}, status=status, capacity_ops=capacity, ended_at=ended)
+    session.add(row)
+    session.flush()
+    return row.id
+
+
+def test_the_newest_calibration_of_the_same_cluster_api_and_shape_applies(sessions):
+    workload = parse_workload({"rate": "50%", "object_size": 4096,
+                               "mix": {"read": 80, "write": 20}})
+    with sessions.begin() as session:
+        session.execute(delete(Calibration).where(Calibration.cluster == "cal-match"))
+        older = _calibration(session, age_h=3)
+        newest = _calibration(session, age_h=2)
+        _calibration(session, api="swift")  # newer, but another API
+        _calibration(session, mix={"write": 100})  # another mix
+        _calibration(session, size=65536)  # another size
+        _calibration(session, status="failed")
+        _calibration(session, capacity=None)  # found no knee
+    try:
+        with sessions() as session:
+            assert latest_calibration(session, "cal-match", "rados", workload, 24).id == newest
+            assert latest_calibration(session, "cal-match", "rados", workload, 2.5).id == newest
+            # the newest is too old: none applies, not an older one
+            assert latest_calibration(session, "cal-match", "rados", workload, 1.5) is None
+            assert latest_calibration(session, "other", "rados", workload, 24) is None
+            assert older < newest
+    finally:
+        with sessions.begin() as session:
+            session.execute(delete(Calibration).where(Calibration.cluster == "cal-match"))

@@ -1,0 +1,127 @@
+"""A calibration's figures (service.results.capacity) and its settings and steps
+(service.runs.calibration), on synthetic samples."""
+
+from __future__ import annotations
+
+import pytest
+
+from loadgen.samples import Sample, merge_histograms, new_histogram
+from service.cli.calibration import parse_mix
+from service.results.capacity import Limits, Stage, knee, stage_of, stop_reason
+from service.runs.calibration import Settings, in_flight_steps, run_settings
+from service.runs.exceptions import InvalidCalibration
+
+
+def sample(second: int, op: str, ops: int, latency_ms: float, nbytes: int = 0,
+           errors: dict | None = None) -> Sample:
+    h = new_histogram()
+    if ops:
+        h.record_value(int(latency_ms * 1000), ops)
+    return Sample(second=second, ts=1000.0 + second, op=op, ops=ops, bytes=nbytes,
+                  errors=errors or {}, missed=0, p50_ms=None, p99_ms=None, max_ms=None,
+                  histogram=h.encode().decode() if ops else "")
+
+
+def stage(in_flight: int, ops_s: float, p99_ms: float, errors: int = 0) -> Stage:
+    return Stage(in_flight=in_flight, seconds=10, ops=int(ops_s * 10), ops_s=ops_s, mb_s=0.0,
+                 errors=errors, p50_ms=p99_ms / 2, p99_ms=p99_ms)
+
+
+def test_a_stage_sums_every_op_over_its_seconds_and_merges_their_latencies():
+    samples = [sample(s, "write", 90, 10.0, nbytes=90 * 4096) for s in range(2, 6)]
+    samples += [sample(s, "read", 10, 100.0, nbytes=10 * 4096, errors={"ETIMEDOUT": 1})
+                for s in range(2, 6)]
+    figures = stage_of(8, samples)
+
+    assert (figures.in_flight, figures.seconds, figures.ops) == (8, 4, 400)
+    assert figures.ops_s == 100.0
+    assert figures.mb_s == pytest.approx(100 * 4096 / 1e6, abs=1e-3)
+    assert figures.errors == 4 and figures.errors_by_class == {"ETIMEDOUT": 4}
+    assert figures.p50_ms == pytest.approx(10.0, rel=0.01)  # 90% of the ops took 10 ms
+    assert figures.p99_ms == pytest.approx(100.0, rel=0.01)
+    assert merge_histograms([figures.histogram]).get_total_count() == 400
+
+
+def test_a_stage_where_nothing_completed_has_no_latency():
+    figures = stage_of(1, [sample(s, "write", 0, 0, errors={"503": 3}) for s in range(3)])
+
+    assert figures.ops == 0 and figures.errors == 9
+    assert figures.p99_ms is None and figures.histogram == ""
+
+
+def test_the_sweep_goes_on_while_throughput_rises_by_5_percent_or_more():
+    assert stop_reason([stage(1, 100, 5)]) is None
+    assert stop_reason([stage(1, 100, 5), stage(2, 190, 6)]) is None
+    assert stop_reason([stage(1, 100, 5), stage(2, 105, 6)]) is None  # exactly 5%
+
+
+def test_the_sweep_stops_when_throughput_flattens_or_p99_passes_the_bound():
+    flat = stop_reason([stage(1, 100, 5), stage(2, 104, 9)])
+    assert flat.startswith("throughput rose less than 5% from 1 to 2 in flight")
+
+    slow = stop_reason([stage(1, 100, 5), stage(2, 300, 2500)], Limits(p99_bound_ms=2000))
+    assert slow == "p99 2500 ms with 2 in flight is past the bound of 2000 ms"
+
+    nothing = Stage(in_flight=1, seconds=10, ops=0, ops_s=0.0, mb_s=0.0, errors=5)
+    assert stop_reason([nothing]) == "no operation completed with 1 in flight"
+
+
+def test_the_knee_is_the_most_throughput_with_p99_within_the_factor_of_the_first():
+    stages = [stage(1, 100, 4), stage(2, 190, 5), stage(4, 350, 8), stage(8, 420, 19),
+              stage(16, 440, 40)]
+
+    assert knee(stages, Limits(p99_factor=5)).in_flight == 8  # 19 <= 20 < 40
+    assert knee(stages, Limits(p99_factor=2)).in_flight == 4
+    assert knee(stages, Limits(p99_factor=10)).in_flight == 16
+
+
+def test_a_stage_with_errors_is_never_the_knee():
+    stages = [stage(1, 100, 4), stage(2, 190, 5, errors=3)]
+
+    assert knee(stages).in_flight == 1
+    assert knee([Stage(in_flight=1, seconds=10, ops=0, ops_s=0.0, mb_s=0.0, errors=5)]) is None
+
+
+def test_in_flight_doubles_up_to_the_maximum_which_is_always_measured():
+    assert in_flight_steps(1) == [1]
+    assert in_flight_steps(16) == [1, 2, 4, 8, 16]
+    assert in_flight_steps(24) == [1, 2, 4, 8, 16, 24]
+
+
+@pytest.mark.parametrize("settings, problem", [
+    (Settings(stage_s=2), "stage length must be at least 3 s, not 2"),
+    (Settings(warmup_s=-1), "warm-up must be 0 s or more"),
+    (Settings(max_in_flight=0), "max in flight must be 1 to 1024, not 0"),
+    (Settings(limits=Limits(p99_factor=1)), "the p99 factor must be above 1"),
+    (Settings(limits=Limits(p99_bound_ms=0)), "the p99 bound must be above 0 ms"),
+])
+def test_senseless_settings_are_refused_with_what_is_wrong(settings, problem):
+    with pytest.raises(InvalidCalibration, match=problem):
+        settings.check()
+
+
+def test_a_mix_is_read_as_op_percent_pairs():
+    assert parse_mix("read=80, write=15,delete=5") == {"read": 80, "write": 15, "delete": 5}
+    assert parse_mix("write=100") == {"write": 100}
+    assert parse_mix("read=50.5,write=49.5") == {"read": 50.5, "write": 49.5}
+
+
+def test_an_experiment_may_say_how_its_calibration_is_made_and_how_old_it_may_be():
+    settings, max_age_h = run_settings({"stage_s": 5, "max_in_flight": 8, "p99_factor": 3,
+                                        "max_age_h": 12})
+    assert (settings.stage_s, settings.warmup_s, settings.max_in_flight) == (5, 2, 8)
+    assert settings.limits == Limits(p99_factor=3, p99_bound_ms=Limits.p99_bound_ms)
+    assert max_age_h == 12.0
+    assert run_settings(None) == (Settings(), 24.0 * 7)
+
+
+@pytest.mark.parametrize("raw, problem", [
+    ([5], "expected an object with max_age_h, max_in_flight"),
+    ({"stages": 3}, "expected an object with"),
+    ({"warmup_s": 1.5}, "warm-up must be 0 s or more, not 1.5"),
+    ({"max_age_h": 0}, "max_age_h must be hours > 0, not 0"),
+    ({"max_age_h": True}, "max_age_h must be hours > 0, not True"),
+])
+def test_a_calibration_argument_that_makes_no_sense_is_refused(raw, problem):
+    with pytest.raises(InvalidCalibration, match=problem):
+        run_settings(raw)
