@@ -15,6 +15,7 @@ from service.experiments import suites as suite
 from service.results import comparison as compare
 from service.results import figures
 from service.results.report import format_report, report_dict
+from service.runs import trials
 from service.runs.audit import reverify
 from service.store import db
 from service.store.models import Run
@@ -27,12 +28,18 @@ from .group import USER_ERRORS, close_dead_runs, fail
 @click.argument("experiment", type=click.Path())
 @click.option("--cluster", help="Cluster name in the inventory (default: lab-ceph).")
 @click.option("--inventory", help="Inventory file (default: the lab's).")
-def run_cmd(experiment: str, cluster: str | None, inventory: str | None) -> None:
+@click.option("--trials", type=click.IntRange(1, suite.MAX_TRIALS), default=1,
+              show_default=True, help="Repeat the experiment, healing and waiting for health "
+              "in between; the runs are one group, compared with their spread.")
+def run_cmd(experiment: str, cluster: str | None, inventory: str | None,
+            trials: int) -> None:
     """Run an experiment file through Chaos Toolkit with the Faultline control."""
     experiments.load(experiment)  # a bad file changes nothing, not even a heal
     close_dead_runs("faultline run")
     heal_orphans([experiments.target_cluster(cluster)], inventory)
     log_to_terminal()
+    if trials > 1:
+        sys.exit(run_trials(experiment, cluster, inventory, trials))
     try:
         journal = experiments.run(experiment, cluster, inventory)
     except USER_ERRORS as exc:
@@ -43,6 +50,29 @@ def run_cmd(experiment: str, cluster: str | None, inventory: str | None) -> None
     data = print_report(run_id, as_json=False)
     click.echo(f"\nRun page: `faultline serve`, then http://127.0.0.1:8080/runs/{run_id}")
     sys.exit(0 if data["status"] == "completed" else 1)
+
+
+def run_trials(experiment: str, cluster: str | None, inventory: str | None,
+               count: int) -> int:
+    """The trials, then their comparison with each figure's spread; the exit status."""
+    try:
+        result = trials.run_trials(db.session_factory(), experiment, cluster, inventory, count)
+    except USER_ERRORS as exc:
+        fail(str(exc))
+    click.echo(f"\nTrials of {experiment} on {result['cluster']} "
+               f"(group {result['trial_group']}):")
+    for t in result["trials"]:
+        what = f"run {t['run_id']}" if t["run_id"] is not None else "no run recorded"
+        click.echo(f"  trial {t['trial']}: {what}" + (f" ({t['error']})" if t["error"] else ""))
+    run_ids = [t["run_id"] for t in result["trials"] if t["run_id"] is not None]
+    with db.session_factory()() as session:
+        statuses = {r.id: r.status for r in session.execute(
+            select(Run).where(Run.id.in_(run_ids))).scalars()}
+        if len(run_ids) >= 2:
+            click.echo("")
+            click.echo(compare.format_comparison(compare.compare(session, run_ids)))
+    done = len(run_ids) == count and all(s == "completed" for s in statuses.values())
+    return 0 if done else 1
 
 
 @click.command("runs")
@@ -98,14 +128,17 @@ def suite_cmd(suite_file: str, inventory: str | None, as_json: bool) -> None:
     close_dead_runs("faultline suite")
     heal_orphans([item.cluster for item in loaded.runs], loaded.inventory)
     log_to_terminal()
-    result = suite.run_suite(loaded, db.session_factory())
+    sessions = db.session_factory()
+    result = suite.run_suite(loaded, sessions,
+                             settle=lambda cluster, inv: trials.settle(sessions, cluster, inv))
     if as_json:
         click.echo(json.dumps(result, indent=2))
     else:
         click.echo(f"\nSuite: {result['title']}")
         for o in result["runs"]:
             outcome = f"run {o['run_id']}" if o["run_id"] is not None else "no run recorded"
-            click.echo(f"  {o['name']}: {outcome}, {o['status']}"
+            trial = f" trial {o['trial']} of {o['trials']}" if o["trials"] > 1 else ""
+            click.echo(f"  {o['name']}{trial}: {outcome}, {o['status']}"
                        + (f" ({o['error']})" if o["error"] else ""))
         click.echo("")
         click.echo(compare.format_comparison(result["comparison"]))

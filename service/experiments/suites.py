@@ -11,7 +11,10 @@ A suite file is JSON:
         "cluster": "lab-swift"}]}
 
 - `title` and `runs` (at least two entries) are required; `description` is optional.
-- Each entry needs a unique `name` and an `experiment` file; `cluster` is optional.
+- Each entry needs a unique `name` and an `experiment` file; `cluster` is optional, and
+  so is `trials` (default 1): the experiment is repeated that many times, with whatever
+  fault a trial left restored and the cluster healthy again in between, and its runs are
+  compared as one group, each figure with its spread (service.results.trial_groups).
 - Relative experiment paths are taken from the current directory, exactly as
   `faultline run` and `chaos run` take them (run suites from the repository root).
 - The cluster of an entry is its `cluster`, else the default the experiment file
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 import json
 import logging
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +47,7 @@ from loadgen.exceptions import WorkloadError
 from loadgen.workload import parse_workload
 from service.results.comparison import compare_entries, run_entry, unrecorded_entry
 from service.results.figures import get_run
+from service.store.recording import stamp_trial
 
 from . import documents as experiments
 from .exceptions import SuiteError
@@ -50,9 +55,12 @@ from .exceptions import SuiteError
 logger = logging.getLogger("chaostoolkit")
 
 SUITE_KEYS = {"title", "description", "runs"}
-RUN_KEYS = {"name", "experiment", "cluster"}
+RUN_KEYS = {"name", "experiment", "cluster", "trials"}
+MAX_TRIALS = 50
 
 Runner = Callable[[str, str | None, str | None], dict[str, Any]]
+# between two trials of an entry: (cluster, inventory) -> None, or why the trials stop
+Settle = Callable[[str, str], str | None]
 
 
 @dataclass(frozen=True)
@@ -64,6 +72,7 @@ class SuiteRun:
     title: str
     workload: dict[str, Any]
     api: str | None = None  # the control's "api" argument, if the experiment names one
+    trials: int = 1
 
 
 @dataclass(frozen=True)
@@ -145,6 +154,10 @@ def _check_run(i: int, entry: Any, names: set[str], clusters: dict[str, str] | N
             problems.append(f"{where}: the name {name!r} is used twice")
         else:
             names.add(name)
+    trials = entry.get("trials", 1)
+    if isinstance(trials, bool) or not isinstance(trials, int) or not 1 <= trials <= MAX_TRIALS:
+        problems.append(f"{where}: 'trials' must be a whole number from 1 to {MAX_TRIALS}, "
+                        f"not {trials!r}")
     cluster = entry.get("cluster")
     if cluster is not None and not (isinstance(cluster, str) and cluster.strip()):
         problems.append(f"{where}: 'cluster' must be a non-empty string")
@@ -167,7 +180,7 @@ def _check_run(i: int, entry: Any, names: set[str], clusters: dict[str, str] | N
     api = experiments.faultline_control(experiment)["provider"].get("arguments", {}).get("api")
     return SuiteRun(name=name, experiment=path, cluster=cluster, cluster_kind=clusters[cluster],
                     title=experiment.get("title", "untitled"), workload=workload,
-                    api=api if isinstance(api, str) else None)
+                    api=api if isinstance(api, str) else None, trials=trials)
 
 
 def _check_experiment(where: str, path: str,
@@ -202,33 +215,40 @@ def _configured_cluster(experiment: dict[str, Any]) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def run_suite(suite: Suite, sessions: sessionmaker[Session],
-              runner: Runner | None = None) -> dict[str, Any]:
-    """Run each experiment in turn (a failure does not stop the others); compare the runs.
+def run_suite(suite: Suite, sessions: sessionmaker[Session], runner: Runner | None = None,
+              settle: Settle | None = None) -> dict[str, Any]:
+    """Run each experiment in turn, each `trials` times (a failure does not stop the
+    others); compare the runs.
 
-    Returns the suite's title, one outcome per entry (run id, status, error), `ok`
-    (every run completed) and the comparison of the runs, failed ones included.
-    `runner` runs one experiment file (default: service.experiments.documents.run).
+    Returns the suite's title, one outcome per run (name, trial of trials, run id, status,
+    error),
+    `ok` (every run completed) and the comparison of the runs, failed ones included.
+    `runner` runs one experiment file (default: service.experiments.documents.run);
+    `settle` restores and waits for health between two trials of an entry.
     """
     runner = runner or experiments.run
-    outcomes = []
+    outcomes, items = [], []
     for item in suite.runs:
-        logger.info(f"Suite {suite.title!r}: {item.name} ({item.experiment} on {item.cluster})")
-        run_id, error = None, None
-        try:
-            journal = runner(item.experiment, item.cluster, suite.inventory)
-            run_id = journal.get("faultline_run_id")
-            if run_id is None:
-                error = (f"the experiment ended {journal.get('status')} before Faultline "
-                         "started a run")
-        except Exception as exc:  # one run's failure must not stop the suite
-            logger.exception(f"Suite {suite.title!r}: {item.name} failed")
-            error = str(exc) or type(exc).__name__
-        outcomes.append({"name": item.name, "experiment": item.experiment,
-                         "cluster": item.cluster, "run_id": run_id, "error": error})
+        group = uuid.uuid4().hex[:16] if item.trials > 1 else None
+        for trial in range(1, item.trials + 1):
+            outcome = {"name": item.name, "trial": trial, "trials": item.trials,
+                       "experiment": item.experiment, "cluster": item.cluster, "run_id": None,
+                       "error": None}
+            outcomes.append(outcome)
+            items.append(item)
+            problem = settle(item.cluster, suite.inventory) if settle and trial > 1 else None
+            if problem:
+                outcome["error"] = f"trial {trial} not run: {problem}"
+                break
+            logger.info(f"Suite {suite.title!r}: {item.name}"
+                        + (f", trial {trial} of {item.trials}" if group else "")
+                        + f" ({item.experiment} on {item.cluster})")
+            outcome["run_id"], outcome["error"] = _run_one(suite, item, runner)
+            if group and outcome["run_id"] is not None:
+                stamp_trial(sessions, outcome["run_id"], group, trial, item.trials)
     entries = []
     with sessions() as session:
-        for item, outcome in zip(suite.runs, outcomes, strict=True):
+        for item, outcome in zip(items, outcomes, strict=True):
             if outcome["run_id"] is None:
                 entry = unrecorded_entry(name=item.name, title=item.title, cluster=item.cluster,
                                          cluster_kind=item.cluster_kind,
@@ -242,3 +262,16 @@ def run_suite(suite: Suite, sessions: sessionmaker[Session],
     return {"title": suite.title, "suite": suite.path, "runs": outcomes,
             "ok": all(o["status"] == "completed" for o in outcomes),
             "comparison": compare_entries(entries)}
+
+
+def _run_one(suite: Suite, item: SuiteRun, runner: Runner) -> tuple[int | None, str | None]:
+    """(run id, error) of one run of an entry; its failure must not stop the suite."""
+    try:
+        journal = runner(item.experiment, item.cluster, suite.inventory)
+    except Exception as exc:
+        logger.exception(f"Suite {suite.title!r}: {item.name} failed")
+        return None, str(exc) or type(exc).__name__
+    run_id = journal.get("faultline_run_id")
+    if run_id is None:
+        return None, f"the experiment ended {journal.get('status')} before Faultline started a run"
+    return run_id, None

@@ -24,6 +24,7 @@ from service.store.models import Run
 from .exceptions import CompareError
 from .figures import RunNotFound
 from .report import FIGURE_KEYS, NOTES, report_dict
+from .trial_groups import describe, trial_groups
 
 DEFAULT_API = {"ceph": "rados", "swift": "swift"}
 
@@ -125,7 +126,7 @@ def compare_entries(entries: list[dict[str, Any]]) -> dict[str, Any]:
         raise CompareError(f"a comparison needs at least two runs, got {len(entries)}")
     table = {key: [_cell(e, key) for e in entries] for key in FIGURE_KEYS}
     return {"run_ids": [e["run_id"] for e in entries], "runs": entries, "table": table,
-            "caveats": caveats(entries)}
+            "caveats": caveats(entries), "trials": trial_groups(entries, table, format_value)}
 
 
 def _cell(entry: dict[str, Any], key: str) -> dict[str, Any]:
@@ -264,6 +265,7 @@ def format_comparison(data: dict[str, Any], width: int = 100) -> str:
         lines += ["", "Caveats:"]
         lines += [textwrap.fill(c, width, initial_indent="  - ", subsequent_indent="    ")
                   for c in data["caveats"]]
+    lines += _trials_lines(data.get("trials"), width)
     not_measured = [line for i, e in enumerate(entries)
                     for line in _not_measured(e, {key: cells[i]["reason"]
                                                   for key, cells in data["table"].items()
@@ -271,6 +273,28 @@ def format_comparison(data: dict[str, Any], width: int = 100) -> str:
     if not_measured:
         lines += ["", "Not measured (n/a):"] + not_measured
     return "\n".join(lines)
+
+
+def _trials_lines(trials: dict[str, Any] | None, width: int) -> list[str]:
+    """The groups of trials and, figure by figure, whether they differ beyond the noise."""
+    if not trials:
+        return []
+    if trials["note"]:
+        return ["", textwrap.fill(trials["note"], width)]
+    lines = ["", "Trials (median [min to max], a 95% interval from 5 trials):"]
+    for g in trials["groups"]:
+        out = f"; left out, baseline did not hold: {g['left_out']}" if g["left_out"] else ""
+        lines.append(f"  {g['label']}: runs {', '.join(map(str, g['run_ids']))}{out}")
+        if len(g["run_ids"]) > 1:
+            lines += [f"    {key}: {describe(key, s, format_value)}"
+                      for key, s in g["figures"].items() if s is not None]
+    if trials["differences"]:
+        lines.append("Between the groups:")
+    for d in trials["differences"]:
+        lines += [textwrap.fill(f"{key}: {f['text']}", width, initial_indent="  - ",
+                                subsequent_indent="    ")
+                  for key, f in d["figures"].items()]
+    return lines
 
 
 def _not_measured(entry: dict[str, Any], reasons: dict[str, str]) -> list[str]:

@@ -89,6 +89,8 @@ def report_dict(run: Run) -> dict[str, Any]:
         "workload": run.workload, "error": run.error,
         # a rate asked as a share of the capacity, and the calibration it came from
         "rate_requested": run.rate_requested, "calibration_id": run.calibration_id,
+        # one of N trials of `faultline run --trials N`
+        "trial_group": run.trial_group, "trial_index": run.trial_index, "trials": run.trials,
     }
     for key in FIGURE_KEYS:
         out[key] = figures.get(key)

@@ -119,6 +119,10 @@ def check(values: dict[str, Any], inventory: str | None = None) -> list[PlannedR
         if values.get("clusters"):
             raise ScheduleError("a suite names its own clusters; give no clusters with it")
         loaded = suites.load_suite(values["suite_path"], inventory)
+        repeated = [r.name for r in loaded.runs if r.trials > 1]
+        if repeated:  # each slot queues each entry once: trials would be silently dropped
+            raise ScheduleError(f"a scheduled suite runs each entry once; {', '.join(repeated)} "
+                                "asks for trials: run that suite with `faultline suite`")
         planned = [PlannedRun(r.experiment, r.cluster, workload) for r in loaded.runs]
     else:
         if not values.get("clusters"):

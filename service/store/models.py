@@ -74,6 +74,11 @@ class Run(Base):
     rate_requested: Mapped[str | None] = mapped_column(String(20))
     calibration_id: Mapped[int | None] = mapped_column(
         ForeignKey("calibrations.id", ondelete="SET NULL"))
+    # one of `trials` repeats of an experiment (`faultline run --trials N`), compared as a
+    # group: its figures as median and spread (service.results.trial_groups)
+    trial_group: Mapped[str | None] = mapped_column(String(32), index=True)
+    trial_index: Mapped[int | None] = mapped_column(Integer)
+    trials: Mapped[int | None] = mapped_column(Integer)
 
     events: Mapped[list[Event]] = relationship(back_populates="run", order_by="Event.ts",
                                                cascade="all, delete-orphan")

@@ -137,3 +137,11 @@ def fail_queued(sessions: sessionmaker[Session], run_id: int, message: str) -> b
                                .values(status="failed", error=message,
                                        ended_at=datetime.now(UTC)))
         return done.rowcount == 1
+
+
+def stamp_trial(sessions: sessionmaker[Session], run_id: int, group: str, index: int,
+                trials: int) -> None:
+    """Make a run trial `index` of `trials` of one group (compared with its spread)."""
+    with sessions.begin() as session:
+        session.execute(update(Run).where(Run.id == run_id).values(
+            trial_group=group, trial_index=index, trials=trials))

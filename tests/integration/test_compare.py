@@ -13,8 +13,11 @@ from sqlalchemy import func, select
 from clusters.exceptions import NodeUnreachable
 from service.cli.group import main
 from service.experiments import documents as experiments
+from service.experiments.suites import load_suite, run_suite
 from service.results.comparison import RGW_PATH, SELF_HEALING, CompareError, compare
 from service.results.figures import RunNotFound
+from service.schedules.exceptions import ScheduleError
+from service.schedules.services import check as schedule_check
 from service.store import db
 from service.store.models import Run
 
@@ -174,6 +177,9 @@ SUITE_CASES = [
     ("unknown-cluster", {"title": "x", "runs": [GOOD[0], {**GOOD[1], "cluster": "lab-nope"}]},
      "invalid suite {suite}: runs[1] (b): unknown cluster 'lab-nope' (known: lab-ceph, "
      "lab-swift)"),
+    ("bad-trials", {"title": "x", "runs": [{**GOOD[0], "trials": 0}, {**GOOD[1], "trials": "3"}]},
+     "invalid suite {suite}: runs[0] (a): 'trials' must be a whole number from 1 to 50, not 0; "
+     "runs[1] (b): 'trials' must be a whole number from 1 to 50, not '3'"),
 ]
 
 
@@ -252,7 +258,8 @@ def test_a_failed_run_still_appears_in_the_suite_comparison_and_fails_the_suite(
                      (CEPH_EXPERIMENT, "lab-swift", inventory)]
     data = json.loads(result.stdout)
     assert data["ok"] is False
-    assert data["runs"][1] == {"name": "swift", "experiment": CEPH_EXPERIMENT,
+    assert data["runs"][1] == {"name": "swift", "trial": 1, "trials": 1,
+                               "experiment": CEPH_EXPERIMENT,
                                "cluster": "lab-swift", "run_id": None, "status": "failed",
                                "error": "node n1 (10.0.0.2:22) is unreachable"}
     comparison = data["comparison"]
@@ -269,3 +276,65 @@ def test_a_failed_run_still_appears_in_the_suite_comparison_and_fails_the_suite(
 def _run_count(url: str) -> int:
     with db.session_factory(url)() as session:
         return session.execute(select(func.count(Run.id))).scalar_one()
+
+
+def test_a_suite_entry_with_trials_runs_them_settled_in_between_as_one_group(
+        suite_dir, sessions, made, monkeypatch):
+    # stand-ins for the lab: each run recorded, the settling between trials noted
+    calls, settled = [], []
+
+    def run(path, cluster, inventory):
+        calls.append(cluster)
+        with sessions() as session:
+            made.append(make_run(session, figures=figures(
+                baseline_ops=100.0 + len(calls), time_to_detect_s=1.0 * len(calls))).id)
+        return {"status": "completed", "faultline_run_id": made[-1]}
+
+    suite = suite_dir / "trials.json"
+    suite.write_text(json.dumps({"title": "trials", "runs": [
+        {**GOOD[0], "trials": 3}, {**GOOD[1], "cluster": "lab-swift"}]}))
+    loaded = load_suite(suite, suite_dir / "inventory.json")
+    result = run_suite(loaded, sessions, runner=run,
+                       settle=lambda cluster, inventory: settled.append(cluster))
+
+    assert calls == ["lab-ceph"] * 3 + ["lab-swift"]
+    assert settled == ["lab-ceph", "lab-ceph"]  # between trials, not before the first
+    assert [(o["name"], o["trial"], o["trials"]) for o in result["runs"]] == [
+        ("a", 1, 3), ("a", 2, 3), ("a", 3, 3), ("b", 1, 1)]
+    with sessions() as session:
+        rows = [session.get(Run, o["run_id"]) for o in result["runs"]]
+        assert len({r.trial_group for r in rows[:3]}) == 1 and rows[0].trial_group
+        assert [(r.trial_index, r.trials) for r in rows] == [(1, 3), (2, 3), (3, 3),
+                                                             (None, None)]
+    groups = result["comparison"]["trials"]["groups"]
+    assert [g["run_ids"] for g in groups] == [made[:3], made[3:]]
+    assert groups[0]["figures"]["time_to_detect_s"]["median"] == 2.0
+
+
+def test_a_suite_whose_cluster_does_not_settle_stops_that_entry_saying_why(
+        suite_dir, sessions, made):
+    def run(path, cluster, inventory):
+        with sessions() as session:
+            made.append(make_run(session, figures=figures(baseline_ops=100.0)).id)
+        return {"status": "completed", "faultline_run_id": made[-1]}
+
+    suite = suite_dir / "trials.json"
+    suite.write_text(json.dumps({"title": "trials", "runs": [{**GOOD[0], "trials": 3},
+                                                              GOOD[1]]}))
+    result = run_suite(load_suite(suite, suite_dir / "inventory.json"), sessions, runner=run,
+                       settle=lambda cluster, inventory: "lab-ceph was not healthy")
+
+    assert [(o["name"], o["trial"], o["run_id"] is None) for o in result["runs"]] == [
+        ("a", 1, False), ("a", 2, True), ("b", 1, False)]
+    assert result["runs"][1]["error"] == "trial 2 not run: lab-ceph was not healthy"
+    assert result["ok"] is False
+
+
+def test_a_schedule_refuses_a_suite_with_trials_rather_than_run_each_entry_once(suite_dir):
+    suite = suite_dir / "trials.json"
+    suite.write_text(json.dumps({"title": "trials", "runs": [{**GOOD[0], "trials": 3},
+                                                              GOOD[1]]}))
+    with pytest.raises(ScheduleError, match=r"a scheduled suite runs each entry once; a asks "
+                                            r"for trials: run that suite with `faultline suite`"):
+        schedule_check({"name": "nightly", "cron": "0 2 * * *", "timezone": "UTC",
+                        "suite_path": str(suite)}, str(suite_dir / "inventory.json"))

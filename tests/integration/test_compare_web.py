@@ -68,6 +68,8 @@ def test_ticked_runs_are_compared_on_one_chart_with_their_figures(two_runs, serv
             "4.000 s"
         assert page.inner_text(f"[data-run='{swift}'][data-field='api']") == "swift"
         assert SELF_HEALING in page.inner_text("#caveats")
+        # one run a side: no spread, and the page says so instead of a verdict
+        assert page.inner_text("#trials-note").startswith("Each figure comes from a single run")
         assert painted_pixels(page, "throughput") > 1000
         page.screenshot(path=str(tmp_path / "compare.png"), full_page=True)
 
@@ -93,3 +95,23 @@ def test_bad_comparisons_are_refused(two_runs, viewer_client, query, status, mes
 
     assert response.status_code == status
     assert message in response.get_data(as_text=True)
+
+
+def test_the_compare_page_gives_each_figure_its_verdict_between_trial_groups(
+        sessions, made, server, make_user):
+    with sessions() as session:
+        for group, values in (("g-slow", (36.0, 41.0, 38.4)), ("g-fast", (64.0, 88.0, 70.8))):
+            for i, value in enumerate(values, 1):
+                run = make_run(session, figures=figures(time_to_detect_s=value, lost_objects=0))
+                run.trial_group, run.trial_index, run.trials = group, i, 3
+                made.append(run.id)
+        session.commit()
+    with chromium_page() as page:
+        log_in_browser(page, server, *make_user("viewer"))
+        page.goto(f"{server}/compare?runs={','.join(map(str, made))}")
+        verdicts = page.eval_on_selector_all(
+            "#trial-verdicts li", "items => items.map(i => [i.dataset.figure, i.dataset.verdict])")
+        assert ["time_to_detect_s", "different"] in verdicts
+        assert ["lost_objects", "within noise"] in verdicts
+        assert "38.4 s [36.0 s to 41.0 s]" in page.inner_text(
+            "#trial-verdicts li[data-figure='time_to_detect_s']")

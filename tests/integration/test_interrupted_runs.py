@@ -314,12 +314,13 @@ def test_faultline_run_marks_a_dead_run_interrupted_before_it_starts(
 
 
 def test_a_worker_marks_a_dead_run_interrupted_as_it_starts(sessions, dead_run, env,
-                                                            processes):
+                                                            processes, tmp_path):
     # on the load queue, where make test leaves no job: on the runs queue it once took a run
     # another test had queued, and a worker's Ctrl-C waits for its runs (CI, 60 s timeout)
-    worker = processes(sys.executable, "-m", "service", "worker", "--queue", "load",
-                       env=env, cwd=REPO, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL)
+    log = tmp_path / "worker.log"
+    with log.open("w") as out:
+        worker = processes(sys.executable, "-m", "service", "worker", "--queue", "load",
+                           env=env, cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 60
         while run_of(sessions, dead_run).status == "running":
@@ -327,8 +328,18 @@ def test_a_worker_marks_a_dead_run_interrupted_as_it_starts(sessions, dead_run, 
             assert time.monotonic() < deadline, "the run still running 60 s after the worker"
             time.sleep(0.2)
     finally:
+        # the run is marked before the queue's worker starts; a Ctrl-C before it has put
+        # in its signal handlers was once lost in asyncio's start-up (CI: no exit in 60 s)
+        while "Starting worker on" not in log.read_text() and worker.poll() is None \
+                and time.monotonic() < deadline + 60:
+            time.sleep(0.2)
+        time.sleep(1)
         worker.send_signal(signal.SIGINT)
-        worker.wait(60)
+        try:
+            worker.wait(60)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("the worker did not stop within 60 s of a Ctrl-C: "
+                                 + log.read_text()[-2000:]) from None
     assert found_by(sessions, dead_run) == "faultline worker"
 
 

@@ -1,0 +1,74 @@
+"""`faultline run --trials N`: one experiment repeated N times on one cluster, its runs
+stamped as one group, so that a comparison gives each figure's spread
+(service.results.trial_groups) and says whether a difference is larger than the noise.
+
+Between two trials, whatever fault a trial left is restored (the fault ledger) and the
+cluster is given up to BETWEEN_TRIALS_S to be healthy and fully redundant again: a trial
+that starts on a cluster still recovering from the last one would measure the two faults
+together. A cluster that does not get there ends the trials, saying so.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy.orm import Session, sessionmaker
+
+import probes.ceph
+import probes.swift
+from clusters.inventory import load_cluster
+from clusters.paths import default_inventory
+from service.experiments import documents as experiments
+from service.store.recording import stamp_trial
+
+from . import heal
+
+logger = logging.getLogger("chaostoolkit")
+
+BETWEEN_TRIALS_S = 600.0
+HEALTHY = {"ceph": probes.ceph.health_ok, "swift": probes.swift.healthy}
+
+Runner = Callable[[str, str | None, str | None], dict[str, Any]]
+
+
+def run_trials(sessions: sessionmaker[Session], experiment_path: str, cluster: str | None,
+               inventory: str | None, trials: int,
+               runner: Runner = experiments.run) -> dict[str, Any]:
+    """Run the experiment `trials` times; return the group id and each trial's outcome."""
+    name = experiments.target_cluster(cluster)
+    inventory = str(inventory or default_inventory())
+    load_cluster(inventory, name)  # an unknown cluster stops here, before any trial
+    group = uuid.uuid4().hex[:16]
+    outcomes: list[dict[str, Any]] = []
+    for index in range(1, trials + 1):
+        if index > 1:
+            problem = settle(sessions, name, inventory)
+            if problem:
+                outcomes.append({"trial": index, "run_id": None, "error": problem})
+                break
+        logger.info(f"Trial {index} of {trials} on {name}")
+        journal = runner(experiment_path, name, inventory)
+        run_id = journal.get("faultline_run_id")
+        if run_id is not None:
+            stamp_trial(sessions, run_id, group, index, trials)
+        outcomes.append({"trial": index, "run_id": run_id, "error": None if run_id else
+                         f"the experiment ended {journal.get('status')} before Faultline "
+                         "started a run"})
+    return {"trial_group": group, "cluster": name, "trials": outcomes}
+
+
+def settle(sessions: sessionmaker[Session], cluster: str, inventory: str) -> str | None:
+    """Restore what the last trial left, wait for health; None, or why the trials stop."""
+    kind = load_cluster(inventory, cluster).kind
+    for result in heal.heal_everywhere(sessions, cluster, inventory):
+        if not result["restored"]:
+            return f"could not restore {result['description']}: {result['error']}"
+        logger.info(f"Restored what the last trial left: {result['description']}")
+    configuration = {"faultline_cluster": cluster, "faultline_inventory": inventory}
+    if not HEALTHY[kind](settle_s=BETWEEN_TRIALS_S, configuration=configuration):
+        return (f"{cluster} was not healthy and fully redundant {BETWEEN_TRIALS_S:.0f} s "
+                "after the last trial: the next one would measure two faults at once")
+    return None

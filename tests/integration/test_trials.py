@@ -1,0 +1,76 @@
+"""`faultline run --trials 3` on the Ceph lab: three runs stored as one group, healthy between
+them; two groups at different rates compared, each figure with its spread and whether the
+difference is larger than the noise."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+from short_runs import pause, short_experiment
+from sqlalchemy import select
+
+from service.store.models import Run
+
+pytestmark = pytest.mark.lab
+
+
+def _trials(env, tmp_path, name: str, rate: float) -> tuple[subprocess.CompletedProcess, list]:
+    path = tmp_path / f"trials-{rate:g}.json"
+    path.write_text(json.dumps(short_experiment(name, [pause(1)], rate=rate)))
+    done = subprocess.run(["faultline", "run", str(path), "--trials", "3"], env=env,
+                          cwd=tmp_path, capture_output=True, text=True, timeout=900)
+    return done, [line for line in done.stdout.splitlines() if line.startswith("  trial ")]
+
+
+def test_three_trials_are_one_group_and_two_groups_are_judged_against_their_spread(
+        ceph_cluster, env, sessions, tmp_path):
+    slow, slow_lines = _trials(env, tmp_path, "trials at 15 ops/s", 15)
+    assert slow.returncode == 0, slow.stdout[-3000:] + slow.stderr[-3000:]
+    fast, _ = _trials(env, tmp_path, "trials at 45 ops/s", 45)
+    assert fast.returncode == 0, fast.stdout[-3000:] + fast.stderr[-3000:]
+
+    with sessions() as session:
+        runs = session.execute(select(Run).where(Run.title.in_(
+            ["trials at 15 ops/s", "trials at 45 ops/s"])).order_by(Run.id)).scalars().all()
+    assert len(runs) == 6
+    groups = {}
+    for run in runs:
+        assert run.status == "completed" and run.trials == 3, (run.id, run.status, run.error)
+        groups.setdefault(run.trial_group, []).append((run.trial_index, run.id))
+    assert len(groups) == 2
+    assert all([i for i, _ in members] == [1, 2, 3] for members in groups.values())
+    slow_ids = [run_id for _, run_id in groups[runs[0].trial_group]]
+    assert slow_lines == [f"  trial {i}: run {run_id}" for i, run_id in enumerate(slow_ids, 1)]
+    # the trials' own summary gives the group's spread
+    assert "Trials (median [min to max], a 95% interval from 5 trials):" in slow.stdout
+    assert "baseline_ops: 15.0 ops/s [" in slow.stdout
+
+    compared = subprocess.run(["faultline", "compare", *[str(r.id) for r in runs], "--json"],
+                              env=env, capture_output=True, text=True, timeout=120)
+    assert compared.returncode == 0, compared.stderr
+    trials = json.loads(compared.stdout)["trials"]
+    assert [g["run_ids"] for g in trials["groups"]] == [
+        [run_id for _, run_id in members] for members in groups.values()]
+    figures = trials["differences"][0]["figures"]
+    assert figures["baseline_ops"]["verdict"] == "different", figures["baseline_ops"]
+    assert figures["baseline_ops"]["text"].startswith(
+        f"lab-ceph (rados), 3 trials from run {slow_ids[0]} 15.0 ops/s [")
+    assert figures["lost_objects"]["verdict"] == "within noise"  # 0 lost on every run
+
+    text = subprocess.run(["faultline", "compare", *[str(r.id) for r in runs]], env=env,
+                          capture_output=True, text=True, timeout=120).stdout
+    assert "Between the groups:" in text and ": different" in text and ": within noise" in text
+
+
+def test_trials_that_make_no_sense_are_refused_before_anything_runs(env, sessions, tmp_path):
+    path = tmp_path / "never.json"
+    path.write_text(json.dumps(short_experiment("never run", [pause(1)])))
+    for trials in ("0", "51", "three"):
+        done = subprocess.run(["faultline", "run", str(path), "--trials", trials], env=env,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2 and "--trials" in done.stderr, done.stderr
+    with sessions() as session:
+        assert session.execute(select(Run).where(Run.title == "never run")).first() is None
+
