@@ -22,12 +22,13 @@ $(STAMP): pyproject.toml | .debian-packages
 $(WEB)/node_modules/.package-lock.json: $(WEB)/package.json | .debian-packages
 	cd $(WEB) && npm install --no-audit --no-fund --silent
 
-# monitoring before the suite, so that each run's time to alert is measured
+# monitoring before the suite, so that each run's time to alert is measured; the suite
+# calibrates each load path first and loads each at the same share of its capacity
 demo: setup
 	$(BIN)/faultline lab up
 	@scripts/demo-services start
 	$(BIN)/faultline monitoring up
-	$(BIN)/faultline suite experiments/suites/kill-process.json
+	$(BIN)/faultline suite experiments/suites/demo.json
 	@echo
 	@echo "Runs so far:  $(BIN)/faultline runs    A report:  $(BIN)/faultline report RUN_ID"
 	@echo "Side by side: $(BIN)/faultline compare RUN_ID RUN_ID ..."

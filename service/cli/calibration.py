@@ -12,7 +12,7 @@ from clusters.paths import default_inventory
 from loadgen.workload import parse_workload
 from service.experiments.preflight import default_api
 from service.results import calibration_report as report
-from service.results.capacity import Limits, Stage
+from service.results.capacity import Limits, Settings, Stage
 from service.runs import calibration
 from service.store import db
 
@@ -48,10 +48,8 @@ def calibrate_cmd(cluster: str, inventory: str | None, api: str | None, mix: str
     workload = parse_workload({**{k: v for k, v in shape.items() if v is not None},
                                "mix": parse_mix(mix)})
     target = load_cluster(inventory or default_inventory(), cluster)
-    settings = calibration.Settings(stage_s=stage_s, warmup_s=warmup_s,
-                                    max_in_flight=max_in_flight,
-                                    limits=Limits(p99_factor=p99_factor,
-                                                  p99_bound_ms=p99_bound_ms))
+    settings = Settings(stage_s=stage_s, warmup_s=warmup_s, max_in_flight=max_in_flight,
+                        limits=Limits(p99_factor=p99_factor, p99_bound_ms=p99_bound_ms))
 
     def said(stage: Stage) -> None:
         if not as_json:

@@ -15,6 +15,10 @@ A suite file is JSON:
   so is `trials` (default 1): the experiment is repeated that many times, with whatever
   fault a trial left restored and the cluster healthy again in between, and its runs are
   compared as one group, each figure with its spread (service.results.trial_groups).
+- `workload` (optional) replaces fields of every entry's workload: the same load for every
+  system compared, e.g. `{"rate": "10%"}` (each at that share of its own calibrated
+  capacity); `calibration` (optional) is the control's `calibration` argument for every
+  entry: how a calibration is made when one is needed (service.results.capacity).
 - Relative experiment paths are taken from the current directory, exactly as
   `faultline run` and `chaos run` take them (run suites from the repository root).
 - The cluster of an entry is its `cluster`, else the default the experiment file
@@ -34,7 +38,7 @@ import json
 import logging
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +49,9 @@ from clusters.inventory import load_inventory
 from clusters.paths import default_cluster, default_inventory
 from loadgen.exceptions import WorkloadError
 from loadgen.workload import parse_workload
+from service.results.capacity import run_settings
 from service.results.comparison import compare_entries, run_entry, unrecorded_entry
+from service.results.exceptions import InvalidCalibration
 from service.results.figures import get_run
 from service.store.recording import stamp_trial
 
@@ -54,7 +60,7 @@ from .exceptions import SuiteError
 
 logger = logging.getLogger("chaostoolkit")
 
-SUITE_KEYS = {"title", "description", "runs"}
+SUITE_KEYS = {"title", "description", "runs", "workload", "calibration"}
 RUN_KEYS = {"name", "experiment", "cluster", "trials"}
 MAX_TRIALS = 50
 
@@ -81,6 +87,16 @@ class Suite:
     title: str
     inventory: str
     runs: tuple[SuiteRun, ...]
+    workload: dict[str, Any] = field(default_factory=dict)  # replaces fields of every entry's
+    calibration: dict[str, Any] | None = None  # the control's argument, for every entry
+
+    def document(self, path: str) -> dict[str, Any]:
+        """An entry's experiment as the suite runs it: its workload and calibration set."""
+        experiment = experiments.with_workload(experiments.load(path), self.workload)
+        if self.calibration is not None:
+            arguments = experiments.faultline_control(experiment)["provider"]["arguments"]
+            arguments["calibration"] = self.calibration
+        return experiment
 
 
 def load_suite(path: str | Path, inventory: str | Path | None = None) -> Suite:
@@ -99,7 +115,8 @@ def load_suite(path: str | Path, inventory: str | Path | None = None) -> Suite:
     runs = _check_suite(raw, inventory, problems)
     if problems:
         raise SuiteError(f"invalid suite {path}: " + "; ".join(problems))
-    return Suite(path=str(path), title=raw["title"], inventory=inventory, runs=tuple(runs))
+    return Suite(path=str(path), title=raw["title"], inventory=inventory, runs=tuple(runs),
+                 workload=raw.get("workload") or {}, calibration=raw.get("calibration"))
 
 
 def _check_suite(raw: Any, inventory: str, problems: list[str]) -> list[SuiteRun]:
@@ -110,6 +127,15 @@ def _check_suite(raw: Any, inventory: str, problems: list[str]) -> list[SuiteRun
     problems += [f"missing key {k!r}" for k in ("title", "runs") if k not in raw]
     if "title" in raw and not (isinstance(raw["title"], str) and raw["title"].strip()):
         problems.append("'title' must be a non-empty string")
+    overrides = raw.get("workload") or {}
+    if not isinstance(overrides, dict):
+        problems.append("'workload' must be an object of workload fields")
+        overrides = {}
+    if raw.get("calibration") is not None:
+        try:
+            run_settings(raw["calibration"])
+        except InvalidCalibration as exc:
+            problems.append(str(exc))
     entries = raw.get("runs")
     if entries is None:
         return []
@@ -120,7 +146,7 @@ def _check_suite(raw: Any, inventory: str, problems: list[str]) -> list[SuiteRun
     fallback = default_cluster()
     runs, names = [], set()
     for i, entry in enumerate(entries):
-        run = _check_run(i, entry, names, clusters, fallback, problems)
+        run = _check_run(i, entry, names, clusters, fallback, overrides, problems)
         if run is not None:
             runs.append(run)
     return runs
@@ -136,7 +162,8 @@ def _clusters(inventory: str, problems: list[str]) -> dict[str, str] | None:
 
 
 def _check_run(i: int, entry: Any, names: set[str], clusters: dict[str, str] | None,
-               fallback: str, problems: list[str]) -> SuiteRun | None:
+               fallback: str, overrides: dict[str, Any], problems: list[str]
+               ) -> SuiteRun | None:
     where = f"runs[{i}]"
     if not isinstance(entry, dict):
         problems.append(f"{where} must be an object with 'name' and 'experiment'")
@@ -168,7 +195,7 @@ def _check_run(i: int, entry: Any, names: set[str], clusters: dict[str, str] | N
         if not (isinstance(path, str) and path.strip()):
             problems.append(f"{where}: 'experiment' must be a path to an experiment file")
         else:
-            experiment, workload = _check_experiment(where, path, problems)
+            experiment, workload = _check_experiment(where, path, overrides, problems)
     if experiment is None:
         return None
     cluster = cluster or _configured_cluster(experiment) or fallback
@@ -183,7 +210,7 @@ def _check_run(i: int, entry: Any, names: set[str], clusters: dict[str, str] | N
                     api=api if isinstance(api, str) else None, trials=trials)
 
 
-def _check_experiment(where: str, path: str,
+def _check_experiment(where: str, path: str, overrides: dict[str, Any],
                       problems: list[str]) -> tuple[dict | None, dict[str, Any]]:
     """The experiment loaded and checked like `faultline run` does, minus the cluster."""
     if not Path(path).is_file():
@@ -201,7 +228,8 @@ def _check_experiment(where: str, path: str,
                         "so Faultline would record nothing")
         return None, {}
     try:
-        workload = parse_workload(control["provider"].get("arguments", {}).get("workload"))
+        workload = parse_workload({**(control["provider"].get("arguments", {}).get("workload")
+                                      or {}), **overrides})
     except WorkloadError as exc:
         problems.append(f"{where}: {path}: {exc}")
         return None, {}
@@ -226,7 +254,7 @@ def run_suite(suite: Suite, sessions: sessionmaker[Session], runner: Runner | No
     `runner` runs one experiment file (default: service.experiments.documents.run);
     `settle` restores and waits for health between two trials of an entry.
     """
-    runner = runner or experiments.run
+    runner = runner or _runner(suite)
     outcomes, items = [], []
     for item in suite.runs:
         group = uuid.uuid4().hex[:16] if item.trials > 1 else None
@@ -262,6 +290,17 @@ def run_suite(suite: Suite, sessions: sessionmaker[Session], runner: Runner | No
     return {"title": suite.title, "suite": suite.path, "runs": outcomes,
             "ok": all(o["status"] == "completed" for o in outcomes),
             "comparison": compare_entries(entries)}
+
+
+def _runner(suite: Suite) -> Runner:
+    """Runs an entry's file as it is, or as the suite's workload and calibration make it."""
+    if not suite.workload and suite.calibration is None:
+        return experiments.run
+
+    def run(path: str, cluster: str | None, inventory: str | None) -> dict[str, Any]:
+        return experiments.run_document(suite.document(path), str(Path(path)), cluster,
+                                        inventory)
+    return run
 
 
 def _run_one(suite: Suite, item: SuiteRun, runner: Runner) -> tuple[int | None, str | None]:

@@ -39,6 +39,10 @@ class BaselineLimits:
     lag_share_of_p99: float = 0.5
     p99_growth: float = 4.0
     p99_growth_floor_ms: float = 100.0
+    # a half with fewer operations has a p99 that is its slowest one or two: one stray slow
+    # operation is not a queue, so there the p50 must have grown too, by p50_growth
+    p99_min_ops: int = 100
+    p50_growth: float = 2.0
     generator_cpu_cores: float = 0.8
 
 
@@ -57,6 +61,7 @@ class BaselineWindow:
     lag_p99_ms: float | None  # None: not measured here (closed loop, drivers elsewhere)
     generator_cpu_cores: float | None
     cluster_problems: list[str] = field(default_factory=list)
+    half_ops: tuple[int, int] = (0, 0)  # operations completed in each half
 
     @property
     def achieved_rate(self) -> float:
@@ -81,7 +86,8 @@ def window_of(seconds: list[Second], start: float, end: float, target_rate: floa
         first_half_ms=_percentiles(inside[:half]), second_half_ms=_percentiles(inside[half:]),
         p99_ms=_percentiles(inside)[1],
         lag_p99_ms=(_p99(lags_s) * 1000 if lags_s else None),
-        generator_cpu_cores=cpu_cores, cluster_problems=list(cluster_problems))
+        generator_cpu_cores=cpu_cores, cluster_problems=list(cluster_problems),
+        half_ops=(sum(s.ops for s in inside[:half]), sum(s.ops for s in inside[half:])))
 
 
 def judge(window: BaselineWindow, limits: BaselineLimits = BaselineLimits()) -> dict[str, Any]:
@@ -140,9 +146,15 @@ def summary(verdict: dict[str, Any]) -> str:
 
 def _grew(window: BaselineWindow, limits: BaselineLimits) -> bool:
     first, second = window.first_half_ms[1], window.second_half_ms[1]
-    return (first is not None and second is not None
+    if not (first is not None and second is not None
             and second > limits.p99_growth * first
-            and second - first > limits.p99_growth_floor_ms)
+            and second - first > limits.p99_growth_floor_ms):
+        return False
+    if min(window.half_ops) >= limits.p99_min_ops:
+        return True
+    first_p50, second_p50 = window.first_half_ms[0], window.second_half_ms[0]
+    return (first_p50 is not None and second_p50 is not None
+            and second_p50 > limits.p50_growth * first_p50)
 
 
 def _rose(window: BaselineWindow, index: int = 0) -> str:

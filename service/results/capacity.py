@@ -2,9 +2,9 @@
 sweep stops, and the knee (the cluster's capacity for the workload's shape).
 
 A stage is a closed loop with a fixed number of requests in flight (COSBench's workers);
-the sweep doubles that number until the throughput stops rising or the latency passes a
-bound. The knee is the highest throughput whose p99 is still within `p99_factor` of the
-first stage's: past it, more load only buys queueing.
+the sweep doubles that number until the throughput stops rising (two stages in a row add
+less than 5%) or the latency passes a bound. The knee is the highest throughput whose p99
+is still within `p99_factor` of the first stage's: past it, more load only buys queueing.
 """
 
 from __future__ import annotations
@@ -14,7 +14,10 @@ from typing import Any
 
 from loadgen.samples import Sample, merge_histograms
 
+from .exceptions import InvalidCalibration
+
 RISE = 0.05  # a stage that adds less than this to the throughput ends the sweep
+MAX_AGE_H = 24.0 * 7  # an older calibration is made again before a relative rate uses it
 PERCENTILES = {"p50_ms": 50.0, "p90_ms": 90.0, "p99_ms": 99.0, "p999_ms": 99.9}
 
 
@@ -22,6 +25,53 @@ PERCENTILES = {"p50_ms": 50.0, "p90_ms": 90.0, "p99_ms": 99.0, "p999_ms": 99.9}
 class Limits:
     p99_factor: float = 5.0  # the knee's p99 is at most this times the first stage's
     p99_bound_ms: float = 2000.0  # a stage past this ends the sweep
+
+
+@dataclass(frozen=True)
+class Settings:
+    stage_s: int = 10  # measured seconds per stage
+    warmup_s: int = 2  # before them, left out
+    max_in_flight: int = 64
+    limits: Limits = Limits()
+
+    def check(self) -> None:
+        problems = []
+        if not (isinstance(self.stage_s, int) and self.stage_s >= 3):
+            problems.append(f"stage length must be at least 3 s, not {self.stage_s}")
+        if not (isinstance(self.warmup_s, int) and self.warmup_s >= 0):
+            problems.append(f"warm-up must be 0 s or more, not {self.warmup_s}")
+        if not (isinstance(self.max_in_flight, int) and 1 <= self.max_in_flight <= 1024):
+            problems.append(f"max in flight must be 1 to 1024, not {self.max_in_flight}")
+        if not self.limits.p99_factor > 1:
+            problems.append(f"the p99 factor must be above 1, not {self.limits.p99_factor}")
+        if not self.limits.p99_bound_ms > 0:
+            problems.append(f"the p99 bound must be above 0 ms, not {self.limits.p99_bound_ms}")
+        if problems:
+            raise InvalidCalibration("invalid calibration: " + "; ".join(problems))
+
+    def as_dict(self) -> dict:
+        return {"stage_s": self.stage_s, "warmup_s": self.warmup_s,
+                "max_in_flight": self.max_in_flight, "p99_factor": self.limits.p99_factor,
+                "p99_bound_ms": self.limits.p99_bound_ms, "rise": RISE}
+
+
+def run_settings(raw: Any) -> tuple[Settings, float]:
+    """An experiment's `calibration` argument: how a calibration it needs is made, and the
+    age in hours past which one is made again; InvalidCalibration says what is wrong."""
+    raw = {} if raw is None else raw
+    known = {"stage_s", "warmup_s", "max_in_flight", "p99_factor", "p99_bound_ms", "max_age_h"}
+    if not isinstance(raw, dict) or set(raw) - known:
+        raise InvalidCalibration(f"invalid calibration: expected an object with "
+                                 f"{', '.join(sorted(known))}, not {raw!r}")
+    limits = {k: raw[k] for k in ("p99_factor", "p99_bound_ms") if k in raw}
+    settings = Settings(**{k: raw[k] for k in ("stage_s", "warmup_s", "max_in_flight")
+                           if k in raw}, limits=Limits(**limits))
+    settings.check()
+    max_age_h = raw.get("max_age_h", MAX_AGE_H)
+    if isinstance(max_age_h, bool) or not isinstance(max_age_h, int | float) or max_age_h <= 0:
+        raise InvalidCalibration(f"invalid calibration: max_age_h must be hours > 0, not "
+                                 f"{max_age_h!r}")
+    return settings, float(max_age_h)
 
 
 @dataclass(frozen=True)
@@ -64,20 +114,28 @@ def stage_of(in_flight: int, samples: list[Sample]) -> Stage:
 
 
 def stop_reason(stages: list[Stage], limits: Limits = Limits()) -> str | None:
-    """Why the sweep ends after its last stage, or None to go on with twice the load."""
+    """Why the sweep ends after its last stage, or None to go on with twice the load.
+
+    The throughput has stopped rising when two stages in a row each added less than RISE
+    over the best stage before them: on a shared machine one stage can be disturbed (a
+    scrub, a replicator pass), and one low stage must not end the sweep before the knee."""
     last = stages[-1]
     if last.ops == 0:
         return f"no operation completed with {last.in_flight} in flight"
     if last.p99_ms is not None and last.p99_ms > limits.p99_bound_ms:
         return (f"p99 {last.p99_ms:.0f} ms with {last.in_flight} in flight is past the "
                 f"bound of {limits.p99_bound_ms:.0f} ms")
-    if len(stages) >= 2:
-        before = stages[-2]
-        if last.ops_s < before.ops_s * (1 + RISE):
-            return (f"throughput rose less than {RISE:.0%} from {before.in_flight} to "
-                    f"{last.in_flight} in flight ({before.ops_s:.1f} -> {last.ops_s:.1f} "
-                    "ops/s)")
+    if len(stages) >= 3 and not _rose(stages[:-1]) and not _rose(stages):
+        best = max(s.ops_s for s in stages[:-2])
+        return (f"throughput rose less than {RISE:.0%} over {best:.1f} ops/s at "
+                f"{stages[-2].in_flight} and at {last.in_flight} in flight "
+                f"({stages[-2].ops_s:.1f} and {last.ops_s:.1f} ops/s)")
     return None
+
+
+def _rose(stages: list[Stage]) -> bool:
+    """The last stage added at least RISE over the best stage before it."""
+    return stages[-1].ops_s >= max(s.ops_s for s in stages[:-1]) * (1 + RISE)
 
 
 def knee(stages: list[Stage], limits: Limits = Limits()) -> Stage | None:

@@ -32,3 +32,7 @@ class JournalNotRecorded(ResultsError, NotFound):
 
 class CalibrationNotFound(ResultsError, NotFound):
     """No calibration of that id, or none yet of that cluster."""
+
+
+class InvalidCalibration(ResultsError, InvalidInput):
+    """Calibration settings that make no sense (a stage too short, a p99 factor below 1)."""

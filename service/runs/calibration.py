@@ -26,9 +26,10 @@ from loadgen.workload import Workload
 from service.jobs.cluster_lock import ClusterLock
 from service.results import capacity
 from service.results.baseline import cluster_problem
+from service.results.capacity import Settings, run_settings
 from service.store.models import Calibration, CalibrationStage
 
-from .exceptions import ClusterNotHealthy, InvalidCalibration, NoCapacity
+from .exceptions import ClusterNotHealthy, NoCapacity
 from .sampler import state_source
 
 log = logging.getLogger(__name__)
@@ -39,35 +40,6 @@ SHAPE = ("containers", "objects_per_container", "object_size", "object_size_max"
 # what makes an operation cost what it costs: a calibration that matches these gives a
 # relative rate its ops/s
 COST = ("object_size", "object_size_max", "mix")
-MAX_AGE_H = 24.0 * 7  # an older calibration is made again before a relative rate uses it
-
-
-@dataclass(frozen=True)
-class Settings:
-    stage_s: int = 10  # measured seconds per stage
-    warmup_s: int = 2  # before them, left out
-    max_in_flight: int = 64
-    limits: capacity.Limits = capacity.Limits()
-
-    def check(self) -> None:
-        problems = []
-        if not (isinstance(self.stage_s, int) and self.stage_s >= 3):
-            problems.append(f"stage length must be at least 3 s, not {self.stage_s}")
-        if not (isinstance(self.warmup_s, int) and self.warmup_s >= 0):
-            problems.append(f"warm-up must be 0 s or more, not {self.warmup_s}")
-        if not (isinstance(self.max_in_flight, int) and 1 <= self.max_in_flight <= 1024):
-            problems.append(f"max in flight must be 1 to 1024, not {self.max_in_flight}")
-        if not self.limits.p99_factor > 1:
-            problems.append(f"the p99 factor must be above 1, not {self.limits.p99_factor}")
-        if not self.limits.p99_bound_ms > 0:
-            problems.append(f"the p99 bound must be above 0 ms, not {self.limits.p99_bound_ms}")
-        if problems:
-            raise InvalidCalibration("invalid calibration: " + "; ".join(problems))
-
-    def as_dict(self) -> dict:
-        return {"stage_s": self.stage_s, "warmup_s": self.warmup_s,
-                "max_in_flight": self.max_in_flight, "p99_factor": self.limits.p99_factor,
-                "p99_bound_ms": self.limits.p99_bound_ms, "rise": capacity.RISE}
 
 
 def in_flight_steps(max_in_flight: int) -> list[int]:
@@ -84,12 +56,13 @@ def shape_of(workload: Workload) -> dict:
 
 
 def calibrate(sessions: sessionmaker[Session], database_url: str, cluster: Cluster,
-              workload: Workload, api: str, settings: Settings = Settings(),
+              workload: Workload, api: str, settings: Settings | None = None,
               progress: Callable[[capacity.Stage], None] = lambda stage: None,
               locked: bool = False) -> int:
     """Sweep the stages on `cluster`; return the calibration's id. Nothing is written before
     the settings, the workload's driver, the cluster's health and its lock are all fine.
     `locked`: the caller holds the cluster's lock (a run calibrating first)."""
+    settings = settings or Settings()
     settings.check()
     workload = replace(workload, workers=settings.max_in_flight, drivers=1, rate=1.0)
     driver_for(cluster, workload, api).check_access()  # a checked driver is closed after
@@ -177,25 +150,6 @@ class ResolvedRate:
         return {"requested": self.requested, "ops_s": self.workload.rate,
                 "calibration_id": self.calibration_id, "capacity_ops": self.capacity_ops,
                 "calibrated_now": self.calibrated_now}
-
-
-def run_settings(raw: Any) -> tuple[Settings, float]:
-    """An experiment's `calibration` argument: how a calibration it needs is made, and the
-    age in hours past which one is made again; InvalidCalibration says what is wrong."""
-    raw = {} if raw is None else raw
-    known = {"stage_s", "warmup_s", "max_in_flight", "p99_factor", "p99_bound_ms", "max_age_h"}
-    if not isinstance(raw, dict) or set(raw) - known:
-        raise InvalidCalibration(f"invalid calibration: expected an object with "
-                                 f"{', '.join(sorted(known))}, not {raw!r}")
-    limits = {k: raw[k] for k in ("p99_factor", "p99_bound_ms") if k in raw}
-    settings = Settings(**{k: raw[k] for k in ("stage_s", "warmup_s", "max_in_flight")
-                           if k in raw}, limits=capacity.Limits(**limits))
-    settings.check()
-    max_age_h = raw.get("max_age_h", MAX_AGE_H)
-    if isinstance(max_age_h, bool) or not isinstance(max_age_h, int | float) or max_age_h <= 0:
-        raise InvalidCalibration(f"invalid calibration: max_age_h must be hours > 0, not "
-                                 f"{max_age_h!r}")
-    return settings, float(max_age_h)
 
 
 def latest_calibration(session: Session, cluster: str, api: str, workload: Workload,

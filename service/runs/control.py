@@ -57,6 +57,8 @@ from service.experiments.preflight import PreflightError, check_run, on_invalid_
 from service.experiments.topology import topology_notes
 from service.jobs.cluster_lock import ClusterBusy, ClusterLock
 from service.results import baseline, figures
+from service.results.capacity import run_settings
+from service.results.exceptions import InvalidCalibration
 from service.store import db
 from service.store.fault_ledger import use_database_ledger
 from service.store.recording import RunNotQueued, RunRecorder, fail_queued
@@ -64,7 +66,6 @@ from service.store.recording import RunNotQueued, RunRecorder, fail_queued
 from . import calibration
 from .abort_watch import AbortWatch
 from .distributed_load import DistributedLoad, defer_driver_job
-from .exceptions import InvalidCalibration
 from .heartbeat import Heartbeat
 from .sampler import ClusterSampler
 
@@ -106,7 +107,7 @@ class RunControl:
         self.on_invalid = on_invalid_baseline(arguments)
         # a rate given as a share of the capacity: checked now, resolved once locked
         self.calibration_arguments = arguments.get("calibration")
-        calibration.run_settings(self.calibration_arguments)
+        run_settings(self.calibration_arguments)
         self.resolved_rate: calibration.ResolvedRate | None = None
         self.validity: dict[str, Any] | None = None  # the baseline's verdict
         self._cpu_mark: tuple[float, float] | None = None  # (process CPU, wall) at its start

@@ -3,7 +3,7 @@ says what their kinds mean)."""
 
 from __future__ import annotations
 
-from service.exceptions import Conflict, FaultlineError, InvalidInput
+from service.exceptions import Conflict, FaultlineError
 
 
 class RunsError(FaultlineError):
@@ -24,10 +24,6 @@ class DriverGone(RunsError):
 
 class CalibrationError(RunsError):
     """A calibration could not be made."""
-
-
-class InvalidCalibration(CalibrationError, InvalidInput):
-    """Settings that make no sense (a stage too short, a p99 factor below 1)."""
 
 
 class ClusterNotHealthy(CalibrationError, Conflict):

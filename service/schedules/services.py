@@ -123,7 +123,11 @@ def check(values: dict[str, Any], inventory: str | None = None) -> list[PlannedR
         if repeated:  # each slot queues each entry once: trials would be silently dropped
             raise ScheduleError(f"a scheduled suite runs each entry once; {', '.join(repeated)} "
                                 "asks for trials: run that suite with `faultline suite`")
-        planned = [PlannedRun(r.experiment, r.cluster, workload) for r in loaded.runs]
+        if loaded.calibration is not None:  # a queued run carries its workload, not this
+            raise ScheduleError("a scheduled suite cannot set how calibrations are made "
+                                "('calibration'): run that suite with `faultline suite`")
+        planned = [PlannedRun(r.experiment, r.cluster, {**loaded.workload, **workload})
+                   for r in loaded.runs]
     else:
         if not values.get("clusters"):
             raise ScheduleError("a scheduled experiment needs at least one cluster")

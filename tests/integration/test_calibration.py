@@ -58,13 +58,15 @@ def test_a_calibration_rises_to_a_knee_that_rados_bench_can_reach(ceph_cluster, 
     assert data["status"] == "completed" and data["error"] is None, data
     assert [s["in_flight"] for s in stages] == [1, 2, 4, 8, 16][:len(stages)]
     assert all(s["seconds"] == 5 and s["errors"] == 0 for s in stages), stages
-    # more in flight bought more throughput, stage after stage, up to the knee
+    # more in flight bought more throughput: the knee is past the first stage and above it
+    # (one stage on the way may be disturbed by the lab's own work: CI once measured 310
+    # then 299 ops/s at 1 and 2 in flight, then more again)
     knee = next(i for i, s in enumerate(stages) if s["in_flight"] == data["knee_in_flight"])
-    assert knee >= 1, stages
-    assert all(later["ops_s"] > earlier["ops_s"]
-               for earlier, later in zip(stages[:knee], stages[1:knee + 1], strict=True)), stages
-    assert data["capacity_ops"] == stages[knee]["ops_s"]
-    assert stages[knee]["p99_ms"] <= stages[0]["p99_ms"] * data["settings"]["p99_factor"]
+    assert knee >= 1 and stages[knee]["ops_s"] >= stages[0]["ops_s"] * 1.05, stages
+    # the knee: the most ops/s of the stages whose p99 is within the factor of the first's
+    within = [s for s in stages
+              if s["p99_ms"] <= stages[0]["p99_ms"] * data["settings"]["p99_factor"]]
+    assert data["capacity_ops"] == stages[knee]["ops_s"] == max(s["ops_s"] for s in within)
     assert data["stop_reason"], data
 
     reference = rados_bench_write_iops(ceph_cluster, 5, 16, 4096)

@@ -177,6 +177,13 @@ SUITE_CASES = [
     ("unknown-cluster", {"title": "x", "runs": [GOOD[0], {**GOOD[1], "cluster": "lab-nope"}]},
      "invalid suite {suite}: runs[1] (b): unknown cluster 'lab-nope' (known: lab-ceph, "
      "lab-swift)"),
+    ("bad-shares", {"title": "x", "workload": {"rate": "0%"}, "runs": GOOD,
+                    "calibration": {"stage_s": 1}},
+     "invalid suite {suite}: invalid calibration: stage length must be at least 3 s, not 1; "
+     "runs[0] (a): experiments/ceph-kill-osd.json: invalid workload: rate must be ops/s or a "
+     "share of the calibrated capacity from 0% to 200% (e.g. \"50%\"), not '0%'; runs[1] (b): "
+     "experiments/ceph-kill-osd.json: invalid workload: rate must be ops/s or a share of the "
+     "calibrated capacity from 0% to 200% (e.g. \"50%\"), not '0%'"),
     ("bad-trials", {"title": "x", "runs": [{**GOOD[0], "trials": 0}, {**GOOD[1], "trials": "3"}]},
      "invalid suite {suite}: runs[0] (a): 'trials' must be a whole number from 1 to 50, not 0; "
      "runs[1] (b): 'trials' must be a whole number from 1 to 50, not '3'"),
@@ -336,5 +343,25 @@ def test_a_schedule_refuses_a_suite_with_trials_rather_than_run_each_entry_once(
                                                               GOOD[1]]}))
     with pytest.raises(ScheduleError, match=r"a scheduled suite runs each entry once; a asks "
                                             r"for trials: run that suite with `faultline suite`"):
+        schedule_check({"name": "nightly", "cron": "0 2 * * *", "timezone": "UTC",
+                        "suite_path": str(suite)}, str(suite_dir / "inventory.json"))
+
+
+def test_a_suite_sets_every_entry_s_workload_and_calibration_and_a_schedule_refuses_the_latter(
+        suite_dir):
+    suite = suite_dir / "shares.json"
+    suite.write_text(json.dumps({"title": "shares", "workload": {"rate": "10%"},
+                                 "calibration": {"stage_s": 5, "max_in_flight": 16},
+                                 "runs": GOOD}))
+    loaded = load_suite(suite, suite_dir / "inventory.json")
+
+    assert [r.workload["rate"] for r in loaded.runs] == ["10%", "10%"]
+    document = loaded.document(CEPH_EXPERIMENT)
+    arguments = experiments.faultline_control(document)["provider"]["arguments"]
+    assert arguments["workload"]["rate"] == "10%"
+    assert arguments["workload"]["baseline_s"] == 20  # the file's own fields stay
+    assert arguments["calibration"] == {"stage_s": 5, "max_in_flight": 16}
+    with pytest.raises(ScheduleError, match=r"a scheduled suite cannot set how calibrations "
+                                            r"are made \('calibration'\)"):
         schedule_check({"name": "nightly", "cron": "0 2 * * *", "timezone": "UTC",
                         "suite_path": str(suite)}, str(suite_dir / "inventory.json"))

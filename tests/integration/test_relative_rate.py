@@ -13,10 +13,12 @@ import pytest
 from short_runs import pause, short_experiment
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import selectinload
+from web_login import SECRET, log_in
 
 from loadgen.workload import parse_workload
 from service.runs.calibration import latest_calibration
 from service.store.models import Calibration, Run
+from service.web.app import create_app
 
 QUICK = {"stage_s": 3, "warmup_s": 1, "max_in_flight": 8}  # a calibration in about 20 s
 
@@ -36,7 +38,8 @@ def _latest_run(sessions) -> Run:
 
 @pytest.mark.lab
 def test_a_share_of_the_capacity_is_calibrated_first_then_reused(ceph_cluster, env, sessions,
-                                                                  tmp_path):
+                                                                  tmp_path, database_url,
+                                                                  make_user):
     with sessions.begin() as session:  # no calibration of lab-ceph is recent enough
         session.execute(delete(Calibration).where(Calibration.cluster == "lab-ceph"))
     experiment = short_experiment("relative rate", [pause(1)], rate="20%", calibration=QUICK)
@@ -71,6 +74,13 @@ def test_a_share_of_the_capacity_is_calibrated_first_then_reused(ceph_cluster, e
     with sessions() as session:
         assert session.scalar(select(func.count()).select_from(Calibration).where(
             Calibration.cluster == "lab-ceph")) == 1
+
+    # the run page says what was asked and links the calibration it came from
+    client = create_app({"DATABASE_URL": database_url, "SECRET_KEY": SECRET}).test_client()
+    log_in(client, *make_user("viewer"))
+    page = client.get(f"/runs/{run.id}").get_data(as_text=True)
+    assert f"Load: {run.workload['rate']} ops/s open loop (20% of the capacity in" in page
+    assert f'<a href="/calibrations/{run.calibration_id}">calibration' in page
 
 
 @pytest.mark.lab

@@ -121,3 +121,25 @@ def test_no_recorded_second_is_invalid():
 
     assert not verdict["valid"]
     assert "no whole second" in verdict["reasons"][0]
+
+
+def test_one_slow_operation_in_a_short_light_baseline_is_not_a_queue():
+    # 15 ops/s for 3 s: 22 operations a half, so its p99 is its slowest operation
+    secs = seconds([15, 15, 15, 15], [5, 5, 5, 5])
+    stray = new_histogram()
+    stray.record_value(5_000, 14)
+    stray.record_value(111_000, 1)
+    secs[3] = Second(ts=secs[3].ts, ops=15, errors=0, errors_by_class={},
+                     histograms=(stray.encode().decode(),))
+    verdict = judge(window(secs, rate=15.0))
+
+    assert verdict["measured"]["half_ops"] == (30, 30)
+    assert verdict["measured"]["second_half_ms"][1] > 100  # the p99 did jump
+    assert verdict["valid"], verdict["reasons"]
+
+
+def test_a_queue_in_a_short_light_baseline_still_shows_in_its_p50():
+    verdict = judge(window(seconds([15] * 4, [5, 5, 400, 400]), rate=15.0))
+
+    assert verdict["reasons"] == ["a queue built up during the baseline: p99 rose from 5 ms "
+                                  "to 400 ms"]

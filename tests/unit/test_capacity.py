@@ -7,9 +7,17 @@ import pytest
 
 from loadgen.samples import Sample, merge_histograms, new_histogram
 from service.cli.calibration import parse_mix
-from service.results.capacity import Limits, Stage, knee, stage_of, stop_reason
-from service.runs.calibration import Settings, in_flight_steps, run_settings
-from service.runs.exceptions import InvalidCalibration
+from service.results.capacity import (
+    Limits,
+    Settings,
+    Stage,
+    knee,
+    run_settings,
+    stage_of,
+    stop_reason,
+)
+from service.results.exceptions import InvalidCalibration
+from service.runs.calibration import in_flight_steps
 
 
 def sample(second: int, op: str, ops: int, latency_ms: float, nbytes: int = 0,
@@ -52,12 +60,20 @@ def test_a_stage_where_nothing_completed_has_no_latency():
 def test_the_sweep_goes_on_while_throughput_rises_by_5_percent_or_more():
     assert stop_reason([stage(1, 100, 5)]) is None
     assert stop_reason([stage(1, 100, 5), stage(2, 190, 6)]) is None
-    assert stop_reason([stage(1, 100, 5), stage(2, 105, 6)]) is None  # exactly 5%
+    assert stop_reason([stage(1, 100, 5), stage(2, 190, 6), stage(4, 200, 8)]) is None  # 5.3%
 
 
-def test_the_sweep_stops_when_throughput_flattens_or_p99_passes_the_bound():
-    flat = stop_reason([stage(1, 100, 5), stage(2, 104, 9)])
-    assert flat.startswith("throughput rose less than 5% from 1 to 2 in flight")
+def test_one_stage_that_does_not_rise_does_not_end_the_sweep():
+    # a disturbed stage (CI once measured 310 then 299 ops/s at 1 and 2 in flight)
+    assert stop_reason([stage(1, 310, 5), stage(2, 299, 6)]) is None
+    assert stop_reason([stage(1, 310, 5), stage(2, 299, 6), stage(4, 570, 8)]) is None
+
+
+def test_the_sweep_stops_when_two_stages_in_a_row_flatten_or_p99_passes_the_bound():
+    flat = stop_reason([stage(1, 100, 5), stage(2, 200, 6), stage(4, 204, 9),
+                        stage(8, 190, 20)])
+    assert flat == ("throughput rose less than 5% over 200.0 ops/s at 4 and at 8 in flight "
+                    "(204.0 and 190.0 ops/s)")
 
     slow = stop_reason([stage(1, 100, 5), stage(2, 300, 2500)], Limits(p99_bound_ms=2000))
     assert slow == "p99 2500 ms with 2 in flight is past the bound of 2000 ms"
