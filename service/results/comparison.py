@@ -176,6 +176,14 @@ def caveats(entries: list[dict[str, Any]]) -> list[str]:
         if "rados" in ceph_apis and len(ceph_apis) > 1:
             out.append(RGW_PATH)
     differing = _workload_differences(entries)
+    shares = {e.get("rate_requested") for e in entries}
+    if "rate" in differing and len(shares) == 1 and None not in shares:
+        differing.remove("rate")  # by design: each at the same share of its own capacity
+        out.append(f"The rates differ ({_per_run(entries, 'rate', workload=True)} ops/s) "
+                   f"because each is {shares.pop()} of its own load path's calibrated "
+                   "capacity (" + ", ".join(f"{label(e)}: calibration {e.get('calibration_id')}"
+                                           for e in entries)
+                   + "): the same share of what each can carry, not the same absolute load.")
     if differing:
         out.append("The workloads differ in " + "; ".join(
             f"{key} ({_per_run(entries, key, workload=True)})" for key in differing)

@@ -100,6 +100,19 @@ def test_different_workloads_name_the_keys_that_differ():
                      "same load."]
 
 
+def test_rates_that_are_one_share_of_each_capacity_are_said_as_such():
+    shares = [entry(1), entry(2, workload={**WORKLOAD, "rate": 22.1})]
+    for e, calibration in zip(shares, (1, 2), strict=True):
+        e.update(rate_requested="10%", calibration_id=calibration)
+
+    assert caveats(shares) == [
+        "The rates differ (run 1: 100, run 2: 22.1 ops/s) because each is 10% of its own load "
+        "path's calibrated capacity (run 1: calibration 1, run 2: calibration 2): the same "
+        "share of what each can carry, not the same absolute load."]
+    shares[1]["rate_requested"] = "20%"  # different shares: different loads
+    assert caveats(shares)[0].startswith("The workloads differ in rate (run 1: 100, run 2: ")
+
+
 def test_different_faults_are_named():
     found = caveats([entry(1, fault="kill-osd"), entry(2, fault=None)])
 
