@@ -12,6 +12,7 @@ from sqlalchemy import select
 
 from service.experiments import documents as experiments
 from service.experiments import suites as suite
+from service.experiments.repeats import MAX_TRIALS
 from service.results import comparison as compare
 from service.results import figures
 from service.results.report import format_report, report_dict
@@ -28,7 +29,7 @@ from .group import USER_ERRORS, close_dead_runs, fail
 @click.argument("experiment", type=click.Path())
 @click.option("--cluster", help="Cluster name in the inventory (default: lab-ceph).")
 @click.option("--inventory", help="Inventory file (default: the lab's).")
-@click.option("--trials", type=click.IntRange(1, suite.MAX_TRIALS), default=1,
+@click.option("--trials", type=click.IntRange(1, MAX_TRIALS), default=1,
               show_default=True, help="Repeat the experiment, healing and waiting for health "
               "in between; the runs are one group, compared with their spread.")
 def run_cmd(experiment: str, cluster: str | None, inventory: str | None,

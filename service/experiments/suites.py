@@ -36,9 +36,9 @@ from __future__ import annotations
 
 import json
 import logging
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -53,20 +53,17 @@ from service.results.capacity import run_settings
 from service.results.comparison import compare_entries, run_entry, unrecorded_entry
 from service.results.exceptions import InvalidCalibration
 from service.results.figures import get_run
-from service.store.recording import stamp_trial
 
 from . import documents as experiments
 from .exceptions import SuiteError
+from .repeats import MAX_TRIALS, Settle, not_recorded, repeat
 
 logger = logging.getLogger("chaostoolkit")
 
 SUITE_KEYS = {"title", "description", "runs", "workload", "calibration"}
 RUN_KEYS = {"name", "experiment", "cluster", "trials"}
-MAX_TRIALS = 50
 
 Runner = Callable[[str, str | None, str | None], dict[str, Any]]
-# between two trials of an entry: (cluster, inventory) -> None, or why the trials stop
-Settle = Callable[[str, str], str | None]
 
 
 @dataclass(frozen=True)
@@ -222,14 +219,14 @@ def _check_experiment(where: str, path: str, overrides: dict[str, Any],
     except experiments.ExperimentError as exc:
         problems.append(f"{where}: {exc}")
         return None, {}
-    control = experiments.faultline_control(experiment)
-    if control is None:
+    if experiments.faultline_control(experiment) is None:
         problems.append(f"{where}: {path} declares no {experiments.CONTROL_MODULE} control, "
                         "so Faultline would record nothing")
         return None, {}
+    experiment = experiments.with_workload(experiment, overrides)  # as the suite runs it
+    control = experiments.faultline_control(experiment)
     try:
-        workload = parse_workload({**(control["provider"].get("arguments", {}).get("workload")
-                                      or {}), **overrides})
+        workload = parse_workload(control["provider"]["arguments"]["workload"])
     except WorkloadError as exc:
         problems.append(f"{where}: {path}: {exc}")
         return None, {}
@@ -257,23 +254,14 @@ def run_suite(suite: Suite, sessions: sessionmaker[Session], runner: Runner | No
     runner = runner or _runner(suite)
     outcomes, items = [], []
     for item in suite.runs:
-        group = uuid.uuid4().hex[:16] if item.trials > 1 else None
-        for trial in range(1, item.trials + 1):
-            outcome = {"name": item.name, "trial": trial, "trials": item.trials,
-                       "experiment": item.experiment, "cluster": item.cluster, "run_id": None,
-                       "error": None}
-            outcomes.append(outcome)
+        _, trials = repeat(sessions, item.trials, item.cluster, suite.inventory,
+                           partial(_run_one, suite, item, runner), settle,
+                           f"Suite {suite.title!r}: {item.name} ({item.experiment} on "
+                           f"{item.cluster})")
+        for outcome in trials:
+            outcomes.append({"name": item.name, **outcome, "experiment": item.experiment,
+                             "cluster": item.cluster})
             items.append(item)
-            problem = settle(item.cluster, suite.inventory) if settle and trial > 1 else None
-            if problem:
-                outcome["error"] = f"trial {trial} not run: {problem}"
-                break
-            logger.info(f"Suite {suite.title!r}: {item.name}"
-                        + (f", trial {trial} of {item.trials}" if group else "")
-                        + f" ({item.experiment} on {item.cluster})")
-            outcome["run_id"], outcome["error"] = _run_one(suite, item, runner)
-            if group and outcome["run_id"] is not None:
-                stamp_trial(sessions, outcome["run_id"], group, trial, item.trials)
     entries = []
     with sessions() as session:
         for item, outcome in zip(items, outcomes, strict=True):
@@ -311,6 +299,4 @@ def _run_one(suite: Suite, item: SuiteRun, runner: Runner) -> tuple[int | None, 
         logger.exception(f"Suite {suite.title!r}: {item.name} failed")
         return None, str(exc) or type(exc).__name__
     run_id = journal.get("faultline_run_id")
-    if run_id is None:
-        return None, f"the experiment ended {journal.get('status')} before Faultline started a run"
-    return run_id, None
+    return run_id, not_recorded(journal) if run_id is None else None

@@ -23,7 +23,7 @@ from service.store.models import Run
 
 from .exceptions import CompareError
 from .figures import RunNotFound
-from .report import FIGURE_KEYS, NOTES, report_dict
+from .report import FIGURE_KEYS, NOTES, kept_out, report_dict
 from .trial_groups import describe, trial_groups
 
 DEFAULT_API = {"ceph": "rados", "swift": "swift"}
@@ -133,11 +133,10 @@ def _cell(entry: dict[str, Any], key: str) -> dict[str, Any]:
     """One run's figure in the table. A run whose baseline did not hold is kept out of the
     comparison (nothing was injected); one that injected anyway keeps its figure, with a
     warning beside it."""
-    validity = entry.get("validity") or {}
-    if validity.get("valid") is False and not validity.get("injected_anyway"):
+    if kept_out(entry):
         return {"value": None, "reason": "its baseline did not hold: not comparable"}
     cell = {"value": entry.get(key), "reason": _reason(entry, key)}
-    if validity.get("valid") is False:
+    if (entry.get("validity") or {}).get("valid") is False:
         cell["warning"] = "its baseline did not hold (injected anyway)"
     return cell
 

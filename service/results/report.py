@@ -112,6 +112,13 @@ def _validity(verdict: dict[str, Any] | None) -> dict[str, Any] | None:
             "hint": verdict.get("hint"), "injected_anyway": bool(verdict.get("injected_anyway"))}
 
 
+def kept_out(entry: dict[str, Any]) -> bool:
+    """A run whose baseline did not hold and that injected nothing: its figures stay out of
+    comparisons and trial groups (one that injected anyway stays in, with a warning)."""
+    validity = entry.get("validity") or {}
+    return validity.get("valid") is False and not validity.get("injected_anyway")
+
+
 def validity_line(validity: dict[str, Any] | None) -> str:
     """The baseline check in a few words, for reports and comparisons."""
     if validity is None:

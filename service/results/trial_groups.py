@@ -12,7 +12,7 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Any
 
-from .report import FIGURE_KEYS
+from .report import FIGURE_KEYS, kept_out
 from .spread import Spread, spread, verdict
 
 # the figures that have a spread: numbers, not tables
@@ -32,33 +32,30 @@ def trial_groups(entries: list[dict[str, Any]], cells: dict[str, list[dict[str, 
     for i, e in enumerate(entries):
         key = e.get("trial_group") or f"run:{e.get('run_id')}:{i}"
         order.setdefault(key, []).append(i)
-    groups = []
+    groups, spreads = [], []
     for members in order.values():
         first = entries[members[0]]
         figures = {k: spread([cells[k][i]["value"] for i in members]) for k in NUMERIC}
+        spreads.append(figures)
         groups.append({
             "label": _label(first, len(members)),
             "trial_group": first.get("trial_group"),
             "run_ids": [entries[i]["run_id"] for i in members],
-            "left_out": [entries[i]["run_id"] for i in members
-                         if (cells[NUMERIC[0]][i].get("reason") or "").startswith("its baseline")],
+            "left_out": [entries[i]["run_id"] for i in members if kept_out(entries[i])],
             "figures": {k: s.as_dict() if s else None for k, s in figures.items()},
-            "_spreads": figures,
         })
     differences = []
     for a, b in combinations(range(len(groups)), 2):
         figures = {}
         for k in NUMERIC:
-            sa, sb = groups[a]["_spreads"][k], groups[b]["_spreads"][k]
-            said = verdict(sa, sb)
+            sa, sb = spreads[a][k], spreads[b][k]
             if sa is None or sb is None:
                 continue
+            said = verdict(sa, sb)
             figures[k] = {"verdict": said, "text": (
                 f"{groups[a]['label']} {describe(k, sa, fmt)} vs {groups[b]['label']} "
                 f"{describe(k, sb, fmt)}: {said or 'no verdict (a single run on a side)'}")}
         differences.append({"groups": [a, b], "figures": figures})
-    for g in groups:
-        del g["_spreads"]
     single = all(len(m) == 1 for m in order.values())
     return {"groups": groups, "differences": differences,
             "note": SINGLE_TRIALS if single else None}

@@ -26,7 +26,7 @@ from loadgen.workload import Workload
 from service.jobs.cluster_lock import ClusterLock
 from service.results import capacity
 from service.results.baseline import cluster_problem
-from service.results.capacity import Settings, run_settings
+from service.results.capacity import Settings
 from service.store.models import Calibration, CalibrationStage
 
 from .exceptions import ClusterNotHealthy, NoCapacity
@@ -168,13 +168,12 @@ def latest_calibration(session: Session, cluster: str, api: str, workload: Workl
 
 
 def resolve_rate(sessions: sessionmaker[Session], database_url: str, cluster: Cluster,
-                 workload: Workload, api: str, raw_settings: Any = None,
+                 workload: Workload, api: str, settings: Settings, max_age_h: float,
                  locked: bool = False) -> ResolvedRate:
     """A relative rate ("50%") in ops/s: that share of the latest calibration's capacity for
-    this cluster, API and shape; a calibration is made first if there is none, or it is
-    older than the allowed age."""
+    this cluster, API and shape; a calibration is made first (with `settings`) if there is
+    none younger than max_age_h."""
     share = workload.capacity_share
-    settings, max_age_h = run_settings(raw_settings)
     with sessions() as session:
         found = latest_calibration(session, cluster.name, api, workload, max_age_h)
         calibration_id = found.id if found else None

@@ -106,8 +106,7 @@ class RunControl:
         self.fault_unreported = False
         self.on_invalid = on_invalid_baseline(arguments)
         # a rate given as a share of the capacity: checked now, resolved once locked
-        self.calibration_arguments = arguments.get("calibration")
-        run_settings(self.calibration_arguments)
+        self.calibration_settings = run_settings(arguments.get("calibration"))
         self.resolved_rate: calibration.ResolvedRate | None = None
         self.validity: dict[str, Any] | None = None  # the baseline's verdict
         self._cpu_mark: tuple[float, float] | None = None  # (process CPU, wall) at its start
@@ -174,7 +173,7 @@ class RunControl:
         is none recent enough); the cluster's lock is already this run's."""
         resolved = calibration.resolve_rate(self.sessions, db.database_url(), self.cluster,
                                             self.workload, self.api,
-                                            self.calibration_arguments, locked=True)
+                                            *self.calibration_settings, locked=True)
         self.workload, self.resolved_rate = resolved.workload, resolved
         logger.info(f"Rate {resolved.requested} of {self.cluster.name}'s capacity: "
                     f"{self.workload.rate:g} ops/s (calibration {resolved.calibration_id}: "

@@ -11,8 +11,6 @@ together. A cluster that does not get there ends the trials, saying so.
 from __future__ import annotations
 
 import logging
-import uuid
-from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
@@ -22,7 +20,7 @@ import probes.swift
 from clusters.inventory import load_cluster
 from clusters.paths import default_inventory
 from service.experiments import documents as experiments
-from service.store.recording import stamp_trial
+from service.experiments.repeats import not_recorded, repeat
 
 from . import heal
 
@@ -31,32 +29,23 @@ logger = logging.getLogger("chaostoolkit")
 BETWEEN_TRIALS_S = 600.0
 HEALTHY = {"ceph": probes.ceph.health_ok, "swift": probes.swift.healthy}
 
-Runner = Callable[[str, str | None, str | None], dict[str, Any]]
-
 
 def run_trials(sessions: sessionmaker[Session], experiment_path: str, cluster: str | None,
-               inventory: str | None, trials: int,
-               runner: Runner = experiments.run) -> dict[str, Any]:
-    """Run the experiment `trials` times; return the group id and each trial's outcome."""
+               inventory: str | None, trials: int) -> dict[str, Any]:
+    """Run the experiment `trials` times; return the group id, the cluster and each trial's
+    outcome."""
     name = experiments.target_cluster(cluster)
     inventory = str(inventory or default_inventory())
     load_cluster(inventory, name)  # an unknown cluster stops here, before any trial
-    group = uuid.uuid4().hex[:16]
-    outcomes: list[dict[str, Any]] = []
-    for index in range(1, trials + 1):
-        if index > 1:
-            problem = settle(sessions, name, inventory)
-            if problem:
-                outcomes.append({"trial": index, "run_id": None, "error": problem})
-                break
-        logger.info(f"Trial {index} of {trials} on {name}")
-        journal = runner(experiment_path, name, inventory)
+
+    def run_once() -> tuple[int | None, str | None]:
+        journal = experiments.run(experiment_path, name, inventory)
         run_id = journal.get("faultline_run_id")
-        if run_id is not None:
-            stamp_trial(sessions, run_id, group, index, trials)
-        outcomes.append({"trial": index, "run_id": run_id, "error": None if run_id else
-                         f"the experiment ended {journal.get('status')} before Faultline "
-                         "started a run"})
+        return run_id, not_recorded(journal) if run_id is None else None
+
+    group, outcomes = repeat(sessions, trials, name, inventory, run_once,
+                             lambda cluster, inv: settle(sessions, cluster, inv),
+                             f"{experiment_path} on {name}")
     return {"trial_group": group, "cluster": name, "trials": outcomes}
 
 
