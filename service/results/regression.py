@@ -4,17 +4,22 @@
 `Run.figures` give them, DESIGN.md "What a run measures") and the figures of the
 earlier runs of the same series, oldest first, and returns a `Verdict`.
 
-The method, per figure (every judged figure is worse when larger):
-- the baseline is the last `policy.window` runs of the history (10); a run that did
-  not measure the figure (null) is skipped, and a figure with fewer than
-  `policy.min_history` values (3) in the window is not judged;
-- the limit is median + max(k x 1.4826 x MAD, min_increase, min_ratio x median):
-  k (3.0) robust standard deviations (the median absolute deviation, scaled to
-  match a normal spread), so one wild run in the history does not move it, and
-  never closer to the median than the figure's floors, so a series whose runs all
-  took 52 s does not flag 53 s;
-- a value above the limit is a regression; a value at or below it, or better
-  (smaller) than the median, is not;
+The method, per figure (every judged figure is worse when larger), is the rule a comparison
+of trial groups uses (service.results.spread: a difference counts only when it is larger than
+the spread), made robust for a series of single runs:
+- the history is the last `policy.window` runs (10); a run that did not measure the
+  figure (null) is skipped, and a figure with fewer than `policy.min_history` values (3)
+  in the window is not judged;
+- a value is worse only when it lies above the history's whole spread (its maximum: a
+  single run has no interval of its own, so it is compared as a group of one, min-max
+  against min-max) and above median + max(k x 1.4826 x MAD, min_increase, min_ratio x
+  median): k (3.0) robust standard deviations (the median absolute deviation, scaled to
+  match a normal spread), so a night at the edge of a noisy series does not raise an
+  alert, and never closer to the median than the figure's floors, so a series whose
+  runs all took 52 s does not flag 53 s. The limit is the larger of the two. One wild
+  run in the window widens the spread, as one wild trial does in a comparison: a value
+  inside it is within noise, until that run leaves the window;
+- a value at or below the limit, or better (smaller) than the median, is not;
 - a null value where more than half of the window's runs measured the figure (and
   at least `min_history` of them) is a regression too: the cluster or the clients
   never got back there (time to client recovery n/a), or the run could not measure
@@ -74,7 +79,7 @@ class FigureRule:
 
     `key` is the figure's name in the report, `label` how a reason names it, `unit`
     how a reason prints it ("s": seconds, "%": a fraction 0..1 printed as a percentage,
-    "": a count). A value is worse only above
+    "": a count). A value is worse only above the history's maximum and above
     median + max(k x 1.4826 x MAD, min_increase, min_ratio x median), where
     `min_increase` is in the figure's own unit (0.05 is 5 percentage points of a fraction).
     """
@@ -211,11 +216,12 @@ def judge(figures: Mapping[str, Any], history: Sequence[Mapping[str, Any]],
 
 
 def limit_of(rule: FigureRule, values: Sequence[float], k: float) -> tuple[float, float]:
-    """The median of the history values and the limit above which a value is worse."""
+    """The median of the history values and the limit above which a value is worse: past
+    the history's spread and past the robust margin (module docstring)."""
     median = statistics.median(values)
     mad = statistics.median(abs(v - median) for v in values)
     margin = max(k * ROBUST_SCALE * mad, rule.min_increase, rule.min_ratio * abs(median))
-    return median, median + margin
+    return median, max(median + margin, max(values))
 
 
 def _worse(rule: FigureRule, value: float, values: list[float], runs: int,
@@ -223,10 +229,11 @@ def _worse(rule: FigureRule, value: float, values: list[float], runs: int,
     median, limit = limit_of(rule, values, k)
     if value <= limit:
         return []
+    spread = f"[{_fmt(min(values), rule.unit)} to {_fmt(max(values), rule.unit)}]"
     return [Finding(rule.key, "worse", value, median, limit, len(values),
                     f"{rule.label} {_fmt(value, rule.unit)} is worse than "
-                    f"{_runs(len(values), runs)} (median {_fmt(median, rule.unit)}, limit "
-                    f"{_fmt(limit, rule.unit)})")]
+                    f"{_runs(len(values), runs)} (median {_fmt(median, rule.unit)} {spread}, "
+                    f"limit {_fmt(limit, rule.unit)})")]
 
 
 def _lost(key: str, value: float) -> str:

@@ -57,7 +57,7 @@ def test_a_value_far_worse_than_a_stable_history_is_a_regression_naming_the_figu
     assert (finding.value, finding.median, finding.history_values) == (84.0, 52.1, 5)
     assert finding.limit == pytest.approx(62.52)
     assert finding.reason == ("time to full redundancy 84.0 s is worse than the last 5 runs "
-                              "(median 52.1 s, limit 62.5 s)")
+                              "(median 52.1 s [50.0 s to 55.0 s], limit 62.5 s)")
     assert verdict.summary == finding.reason
 
 
@@ -85,8 +85,9 @@ def test_every_figure_that_is_worse_is_a_finding_in_the_rules_order():
         "throughput_drop", "errors", "time_to_client_recovery_s",
         "time_to_full_redundancy_after_restore_s"]
     assert [f.reason for f in verdict.findings][:2] == [
-        "throughput drop 60.0% is worse than the last 10 runs (median 20.0%, limit 25.0%)",
-        "error count 80 is worse than the last 10 runs (median 4, limit 14)"]
+        "throughput drop 60.0% is worse than the last 10 runs (median 20.0% [18.0% to 22.0%], "
+        "limit 25.0%)",
+        "error count 80 is worse than the last 10 runs (median 4 [3 to 6], limit 14)"]
 
 
 def test_the_limit_is_the_median_plus_k_scaled_median_absolute_deviations():
@@ -99,13 +100,27 @@ def test_the_limit_is_the_median_plus_k_scaled_median_absolute_deviations():
         50.0, pytest.approx(72.239))
 
 
-def test_one_wild_run_in_the_history_does_not_widen_the_limit():
-    history = series(5, time_to_full_redundancy_s=[50.0, 52.0, 400.0, 51.0, 53.0])
+def test_a_value_must_also_be_past_the_whole_spread_of_the_history_as_in_a_comparison():
+    history = series(5, time_to_full_redundancy_s=[50.0, 52.0, 70.0, 51.0, 53.0])
+    # the robust limit alone would be 52 + 20% = 62.4 s; the slowest run took 70 s
 
-    verdict = judge(run(time_to_full_redundancy_s=80.0), history)
-
+    assert judge(run(time_to_full_redundancy_s=70.0), history).status == "ok"
+    verdict = judge(run(time_to_full_redundancy_s=70.1), history)
     assert verdict.status == "regression"
-    assert verdict.findings[0].limit == pytest.approx(62.4)  # 52 + 20%, not the 400 s run
+    assert verdict.findings[0].limit == 70.0
+    assert limit_of(DEFAULT_RULES[3], [50.0, 52.0, 70.0, 51.0, 53.0], 3.0) == (52.0, 70.0)
+
+
+def test_one_wild_run_in_the_history_widens_its_spread_until_it_leaves_the_window():
+    wild = [50.0, 52.0, 400.0, 51.0, 53.0]
+    history = series(5, time_to_full_redundancy_s=wild)
+
+    assert judge(run(time_to_full_redundancy_s=80.0), history).status == "ok"
+    calmer = history[3:] + series(3)  # the 400 s run is past the window of the last 5
+    verdict = judge(run(time_to_full_redundancy_s=80.0), calmer,
+                    RegressionPolicy(window=5))
+    assert verdict.status == "regression"
+    assert verdict.findings[0].limit == pytest.approx(62.52)  # the median 52.1 s + 20%
 
 
 @pytest.mark.parametrize(("key", "history_value", "largest_ok", "smallest_regression"), [
@@ -153,8 +168,8 @@ def test_a_failure_still_lists_the_regressions_after_the_lost_objects():
     assert verdict.status == "failure"
     assert [f.reason for f in verdict.findings] == [
         "2 acknowledged objects were lost (missing after recovery)",
-        "time to full redundancy 84.0 s is worse than the last 5 runs (median 52.1 s, limit "
-        "62.5 s)"]
+        "time to full redundancy 84.0 s is worse than the last 5 runs (median 52.1 s [50.0 s "
+        "to 55.0 s], limit 62.5 s)"]
 
 
 # history ----------------------------------------------------------------------------------
@@ -194,7 +209,8 @@ def test_null_values_in_the_history_are_skipped():
     [finding] = verdict.findings
     assert (finding.median, finding.history_values) == (51.5, 4)
     assert finding.reason == ("time to full redundancy 90.0 s is worse than the 4 of the last "
-                              "5 runs that measured it (median 51.5 s, limit 61.8 s)")
+                              "5 runs that measured it (median 51.5 s [50.0 s to 54.0 s], "
+                              "limit 61.8 s)")
 
 
 def test_the_window_holds_only_the_last_n_runs():
@@ -214,7 +230,8 @@ def test_a_smaller_window_is_named_in_the_reason():
 
     assert verdict.history_runs == 4
     assert verdict.findings[0].reason == ("time to client recovery 30.0 s is worse than the "
-                                          "last 4 runs (median 12.1 s, limit 17.1 s)")
+                                          "last 4 runs (median 12.1 s [11.8 s to 12.6 s], "
+                                          "limit 17.1 s)")
 
 
 # null figures -----------------------------------------------------------------------------
@@ -290,7 +307,7 @@ def test_a_policy_can_judge_another_figure():
     verdict = judge(run(data_at_risk_s=120.0), series(), policy)
 
     assert verdict.findings[0].reason == ("data at risk 120.0 s is worse than the last 10 runs "
-                                          "(median 40.0 s, limit 48.0 s)")
+                                          "(median 40.0 s [40.0 s to 40.0 s], limit 48.0 s)")
 
 
 def test_a_figure_that_is_not_a_number_is_a_type_error():
@@ -308,6 +325,6 @@ def test_the_verdict_as_a_dict_is_json():
     assert data["findings"][1] == {
         "figure": "time_to_full_redundancy_s", "kind": "worse", "value": 84.0, "median": 52.1,
         "limit": pytest.approx(62.52), "history_values": 5,
-        "reason": "time to full redundancy 84.0 s is worse than the last 5 runs (median 52.1 s, "
-                  "limit 62.5 s)"}
+        "reason": "time to full redundancy 84.0 s is worse than the last 5 runs (median 52.1 s "
+                  "[50.0 s to 55.0 s], limit 62.5 s)"}
     assert data["judged"] == list(verdict.judged)
