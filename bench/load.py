@@ -132,9 +132,11 @@ def remove_all(driver, entries: list[Entry]) -> None:
 
 
 def write_then_read(cluster: Cluster, api: str, seconds: float, in_flight: int, size: int,
-                    containers: int = 1) -> dict[str, float]:
+                    containers: int = 1,
+                    cpu_ms: dict[str, float] | None = None) -> dict[str, float]:
     """ops/s of Faultline's closed loop (`in_flight` always in flight): a write phase of
-    `seconds`, then a read phase of what it wrote; everything written is deleted after."""
+    `seconds`, then a read phase of what it wrote; everything written is deleted after.
+    `cpu_ms`, if given, receives this process's CPU per operation of each phase (ms)."""
     workload = parse_workload({"containers": containers, "objects_per_container": 1,
                                "object_size": size, "mix": {"write": 100}, "workers": in_flight,
                                "prefill": False, "duration_s": seconds})
@@ -146,7 +148,10 @@ def write_then_read(cluster: Cluster, api: str, seconds: float, in_flight: int, 
         rates = {}
         for op in ("write", "read"):
             phase = parse_workload({**workload.as_dict(), "mix": {op: 100}})
+            cpu0 = own_cpu()
             rates[op] = _closed_phase(driver, phase, ledger, payloads, tag)
+            if cpu_ms is not None:
+                cpu_ms[op] = (own_cpu() - cpu0) * 1000 / max(1.0, rates[op] * seconds)
         return rates
     finally:
         remove_all(driver, ledger.entries())

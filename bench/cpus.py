@@ -1,0 +1,52 @@
+"""Give the lab's daemons and the load client CPUs of their own, as separate hosts would.
+
+On this machine the cluster and its client share two cores, so a client that spends more
+CPU per operation takes it from the OSDs, and a ratio of two clients' ops/s measures their
+CPU cost as much as their ability to load the cluster. `separate_cpus` pins every thread
+of the lab's daemons to the first CPU and this process (and what it starts after: its
+librados threads, a `rados bench` child) to the last, and puts every affinity back after.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from .load import lab_pids
+
+
+def threads_of(pid: int) -> list[int]:
+    try:
+        return [int(t.name) for t in Path(f"/proc/{pid}/task").iterdir()]
+    except OSError:
+        return []
+
+
+@contextmanager
+def separate_cpus(kind: str) -> Iterator[tuple[int, int]]:
+    """(the daemons' CPU, the client's CPU) while inside; ValueError with fewer than 2 CPUs."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        raise ValueError(f"only {len(cpus)} CPU usable here: the cluster and its client "
+                         "cannot have CPUs of their own")
+    servers, client = cpus[0], cpus[-1]
+    before: dict[int, set[int]] = {}
+    try:
+        for pid in lab_pids(kind):
+            for tid in threads_of(pid):
+                try:  # threads started later inherit the mask of the thread that starts them
+                    before[tid] = os.sched_getaffinity(tid)
+                    os.sched_setaffinity(tid, {servers})
+                except (ProcessLookupError, PermissionError):
+                    before.pop(tid, None)
+        before[0] = os.sched_getaffinity(0)
+        os.sched_setaffinity(0, {client})
+        yield servers, client
+    finally:
+        for tid, mask in before.items():
+            try:
+                os.sched_setaffinity(tid, mask)
+            except ProcessLookupError:  # a thread that ended meanwhile
+                pass
