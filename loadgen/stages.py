@@ -2,14 +2,16 @@
 one after the other on one driver, over one set of prefilled objects.
 
 Each stage is a fresh closed loop with its own per-second samples; its first seconds are a
-warm-up (connections opening, caches filling at the new concurrency) and are left out.
+warm-up (connections opening, caches filling at the new concurrency) and are left out. The
+process's own CPU over the measured seconds comes with them: a stage whose generator was
+busy is measuring the generator, not the cluster.
 """
 
 from __future__ import annotations
 
 import time
 import uuid
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from .closedloop import ClosedLoop
 from .exceptions import DriverError
@@ -19,6 +21,12 @@ from .payload import PayloadSource
 from .samples import Sample, SampleRecorder
 from .session import LoadSession
 from .workload import OPS, Workload
+
+
+@dataclass(frozen=True)
+class StageLoad:
+    samples: list[Sample]  # the measured seconds, every op
+    generator_cpu_cores: float  # this process's CPU over them, in cores (1.0: one core busy)
 
 
 class StageRunner:
@@ -34,18 +42,23 @@ class StageRunner:
     def prefill(self) -> int:
         return self._prefill.prefill() if self.workload.prefill else 0
 
-    def run(self, in_flight: int, warmup_s: int, measure_s: int) -> list[Sample]:
-        """The samples of the `measure_s` whole seconds after `warmup_s`, every op."""
+    def run(self, in_flight: int, warmup_s: int, measure_s: int) -> StageLoad:
+        """The `measure_s` whole seconds after `warmup_s`, and the CPU spent over them."""
         recorder = SampleRecorder(time.time(), time.monotonic())
         loop = ClosedLoop(self.driver, replace(self.workload, workers=in_flight), recorder,
                           self.ledger, self.payloads, name_prefix=f"{self.tag}-{in_flight}")
         loop.start()
-        end = recorder.mono_start + warmup_s + measure_s
+        measured = recorder.mono_start + warmup_s
+        end = measured + measure_s
+        time.sleep(max(0.0, measured - time.monotonic()))
+        cpu0, wall0 = time.process_time(), time.monotonic()
         time.sleep(max(0.0, end - time.monotonic()))
+        cores = (time.process_time() - cpu0) / max(time.monotonic() - wall0, 1e-3)
         # the seconds are taken before the loop stops: what completes in the drain would
         # add up to `in_flight` operations to the last second and flatter the stage
         samples = recorder.take_closed(max(end, time.monotonic()), OPS)
         loop.stop()
         if loop.failure:
             raise DriverError(loop.failure)
-        return [s for s in samples if warmup_s <= s.second < warmup_s + measure_s]
+        return StageLoad([s for s in samples if warmup_s <= s.second < warmup_s + measure_s],
+                         round(cores, 3))

@@ -14,7 +14,7 @@ from service.store.models import Calibration
 from .exceptions import CalibrationNotFound
 
 STAGE_FIELDS = ("in_flight", "seconds", "ops", "ops_s", "mb_s", "errors", "errors_by_class",
-                "p50_ms", "p90_ms", "p99_ms", "p999_ms")
+                "p50_ms", "p90_ms", "p99_ms", "p999_ms", "generator_cpu_cores")
 
 
 def load(session: Session, calibration_id: int | None = None,
@@ -45,7 +45,7 @@ def calibration_dict(row: Calibration, histograms: bool = False) -> dict[str, An
         "ended_at": row.ended_at.isoformat() if row.ended_at else None,
         "capacity_ops": row.capacity_ops, "capacity_mbps": row.capacity_mbps,
         "knee_in_flight": row.knee_in_flight, "stop_reason": row.stop_reason,
-        "error": row.error,
+        "generator_bound": row.generator_bound, "error": row.error,
         "stages": [{f: getattr(s, f) for f in fields} for s in row.stages],
     }
 
@@ -60,21 +60,32 @@ def format_calibration(data: dict[str, Any]) -> str:
              f"  stages of {s['stage_s']} s after {s['warmup_s']} s of warm-up; knee: the "
              f"most ops/s with p99 within {s['p99_factor']}x the first stage's"]
     lines.append(f"  {'in flight':>9} {'ops/s':>9} {'MB/s':>8} {'p50 ms':>8} {'p90 ms':>8} "
-                 f"{'p99 ms':>8} {'p99.9 ms':>9} {'errors':>7}")
+                 f"{'p99 ms':>8} {'p99.9 ms':>9} {'errors':>7} {'gen. CPU':>8}")
     for st in data["stages"]:
         mark = "  <- knee" if st["in_flight"] == data["knee_in_flight"] else ""
         lines.append(f"  {st['in_flight']:>9} {st['ops_s']:>9.1f} {st['mb_s']:>8.2f} "
                      f"{_ms(st['p50_ms']):>8} {_ms(st['p90_ms']):>8} {_ms(st['p99_ms']):>8} "
-                     f"{_ms(st['p999_ms']):>9} {st['errors']:>7}{mark}")
+                     f"{_ms(st['p999_ms']):>9} {st['errors']:>7} "
+                     f"{_cores(st.get('generator_cpu_cores')):>8}{mark}")
     if data["stop_reason"]:
         lines.append(f"  the sweep stopped: {data['stop_reason']}")
     if data["capacity_ops"] is not None:
         lines.append(f"  capacity: {data['capacity_ops']:.1f} ops/s "
                      f"({data['capacity_mbps']:.2f} MB/s) at {data['knee_in_flight']} in "
                      "flight")
+        if data.get("generator_bound"):
+            lines.append(f"  {GENERATOR_BOUND}")
     else:
         lines.append(f"  capacity: n/a: {data['error'] or 'the calibration did not finish'}")
     return "\n".join(lines)
+
+
+GENERATOR_BOUND = ("the load generator was busy at the knee: the cluster can carry at least "
+                   "this much, maybe more; calibrate again with more drivers to know")
+
+
+def _cores(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
 
 
 def _ms(value: float | None) -> str:

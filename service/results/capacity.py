@@ -3,8 +3,11 @@ sweep stops, and the knee (the cluster's capacity for the workload's shape).
 
 A stage is a closed loop with a fixed number of requests in flight (COSBench's workers);
 the sweep doubles that number until the throughput stops rising (two stages in a row add
-less than 5%) or the latency passes a bound. The knee is the highest throughput whose p99
-is still within `p99_factor` of the first stage's: past it, more load only buys queueing.
+less than 5%) or the latency passes a bound, or the load generator itself was busy (past
+`generator_cpu_cores` of its process, a stage measures the generator, not the cluster). The
+knee is the highest throughput whose p99 is still within `p99_factor` of the first stage's:
+past it, more load only buys queueing. A knee measured with a busy generator is a lower
+bound of the capacity, and is said to be (`generator_bound`).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any
 
 from loadgen.samples import Sample, merge_histograms
 
+from .baseline import GENERATOR_CPU_CORES
 from .exceptions import InvalidCalibration
 
 RISE = 0.05  # a stage that adds less than this to the throughput ends the sweep
@@ -25,6 +29,9 @@ PERCENTILES = {"p50_ms": 50.0, "p90_ms": 90.0, "p99_ms": 99.0, "p999_ms": 99.9}
 class Limits:
     p99_factor: float = 5.0  # the knee's p99 is at most this times the first stage's
     p99_bound_ms: float = 2000.0  # a stage past this ends the sweep
+    # the generator's process past this many cores is the limit (the baseline check's bound:
+    # its Python threads share one GIL, so one core is all it can use for them)
+    generator_cpu_cores: float = GENERATOR_CPU_CORES
 
 
 @dataclass(frozen=True)
@@ -90,13 +97,15 @@ class Stage:
     p99_ms: float | None = None
     p999_ms: float | None = None
     histogram: str = ""  # every op's latencies merged, HDR base64: the stage's CDF
+    generator_cpu_cores: float | None = None  # the load generator's process over the stage
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def stage_of(in_flight: int, samples: list[Sample]) -> Stage:
-    """A stage's figures from its per-second, per-op samples."""
+def stage_of(in_flight: int, samples: list[Sample],
+             generator_cpu_cores: float | None = None) -> Stage:
+    """A stage's figures from its per-second, per-op samples (and its generator's CPU)."""
     seconds = len({s.second for s in samples})
     ops = sum(s.ops for s in samples)
     errors: dict[str, int] = {}
@@ -110,7 +119,8 @@ def stage_of(in_flight: int, samples: list[Sample]) -> Stage:
     return Stage(in_flight=in_flight, seconds=seconds, ops=ops, ops_s=round(ops / span, 2),
                  mb_s=round(sum(s.bytes for s in samples) / span / 1e6, 3),
                  errors=sum(errors.values()), errors_by_class=errors,
-                 histogram=merged.encode().decode() if ops else "", **latencies)
+                 histogram=merged.encode().decode() if ops else "",
+                 generator_cpu_cores=generator_cpu_cores, **latencies)
 
 
 def stop_reason(stages: list[Stage], limits: Limits = Limits()) -> str | None:
@@ -125,12 +135,23 @@ def stop_reason(stages: list[Stage], limits: Limits = Limits()) -> str | None:
     if last.p99_ms is not None and last.p99_ms > limits.p99_bound_ms:
         return (f"p99 {last.p99_ms:.0f} ms with {last.in_flight} in flight is past the "
                 f"bound of {limits.p99_bound_ms:.0f} ms")
+    if generator_bound(last, limits):
+        return (f"the load generator used {last.generator_cpu_cores:.2f} cores with "
+                f"{last.in_flight} in flight (bound {limits.generator_cpu_cores:.2f}): past "
+                "this it, not the cluster, would set the throughput")
     if len(stages) >= 3 and not _rose(stages[:-1]) and not _rose(stages):
         best = max(s.ops_s for s in stages[:-2])
         return (f"throughput rose less than {RISE:.0%} over {best:.1f} ops/s at "
                 f"{stages[-2].in_flight} and at {last.in_flight} in flight "
                 f"({stages[-2].ops_s:.1f} and {last.ops_s:.1f} ops/s)")
     return None
+
+
+def generator_bound(stage: Stage, limits: Limits = Limits()) -> bool:
+    """The stage's load generator was busier than the bound: its throughput is the
+    generator's as much as the cluster's."""
+    return (stage.generator_cpu_cores is not None
+            and stage.generator_cpu_cores > limits.generator_cpu_cores)
 
 
 def _rose(stages: list[Stage]) -> bool:

@@ -110,7 +110,8 @@ def _sweep(sessions: sessionmaker[Session], calibration_id: int, driver, workloa
         stages: list[capacity.Stage] = []
         reason = None
         for n in in_flight_steps(settings.max_in_flight):
-            stage = capacity.stage_of(n, runner.run(n, settings.warmup_s, settings.stage_s))
+            load = runner.run(n, settings.warmup_s, settings.stage_s)
+            stage = capacity.stage_of(n, load.samples, load.generator_cpu_cores)
             stages.append(stage)
             with sessions.begin() as session:
                 session.add(CalibrationStage(calibration_id=calibration_id,
@@ -127,6 +128,7 @@ def _sweep(sessions: sessionmaker[Session], calibration_id: int, driver, workloa
     _finish(sessions, calibration_id, status="completed", stop_reason=reason,
             knee_in_flight=best and best.in_flight, capacity_ops=best and best.ops_s,
             capacity_mbps=best and best.mb_s,
+            generator_bound=best is not None and capacity.generator_bound(best, settings.limits),
             error=None if best else "no stage qualified as the knee (errors in every one)")
 
 
@@ -145,11 +147,12 @@ class ResolvedRate:
     calibration_id: int
     capacity_ops: float
     calibrated_now: bool
+    generator_bound: bool = False  # the capacity is a lower bound (capacity.generator_bound)
 
     def as_dict(self) -> dict[str, Any]:
         return {"requested": self.requested, "ops_s": self.workload.rate,
                 "calibration_id": self.calibration_id, "capacity_ops": self.capacity_ops,
-                "calibrated_now": self.calibrated_now}
+                "calibrated_now": self.calibrated_now, "generator_bound": self.generator_bound}
 
 
 def latest_calibration(session: Session, cluster: str, api: str, workload: Workload,
@@ -184,11 +187,12 @@ def resolve_rate(sessions: sessionmaker[Session], database_url: str, cluster: Cl
                                    locked=locked)
     with sessions() as session:
         row = session.get(Calibration, calibration_id)
-        capacity_ops = row.capacity_ops
+        capacity_ops, generator_bound = row.capacity_ops, bool(row.generator_bound)
     if capacity_ops is None:
         raise NoCapacity(f"calibration {calibration_id} of {cluster.name} found no "
                                 f"capacity ({row.error}): a rate of {workload.rate} cannot "
                                 "be resolved")
     return ResolvedRate(workload=replace(workload, rate=round(capacity_ops * share, 1)),
                         requested=workload.rate.strip(), calibration_id=calibration_id,
-                        capacity_ops=capacity_ops, calibrated_now=found is None)
+                        capacity_ops=capacity_ops, calibrated_now=found is None,
+                        generator_bound=generator_bound)

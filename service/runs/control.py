@@ -179,6 +179,10 @@ class RunControl:
                     f"{self.workload.rate:g} ops/s (calibration {resolved.calibration_id}: "
                     f"{resolved.capacity_ops:g} ops/s"
                     + (", made now)" if resolved.calibrated_now else ")"))
+        if resolved.generator_bound:
+            logger.warning(f"Calibration {resolved.calibration_id}'s load generator was busy "
+                           "at its knee: the capacity is a lower bound, and so this rate's "
+                           "share of it")
 
     def _serve_metrics(self) -> None:
         """The driver's /metrics, where the service's service discovery tells Prometheus."""

@@ -283,6 +283,8 @@ class Calibration(Base):
     knee_in_flight: Mapped[int | None] = mapped_column(Integer)
     capacity_ops: Mapped[float | None] = mapped_column(Float)  # ops/s at the knee
     capacity_mbps: Mapped[float | None] = mapped_column(Float)
+    # the knee's stage had a busy load generator: the capacity is at least capacity_ops
+    generator_bound: Mapped[bool | None] = mapped_column(Boolean)
     error: Mapped[str | None] = mapped_column(Text)
 
     stages: Mapped[list[CalibrationStage]] = relationship(
@@ -310,5 +312,6 @@ class CalibrationStage(Base):
     p99_ms: Mapped[float | None] = mapped_column(Float)
     p999_ms: Mapped[float | None] = mapped_column(Float)
     histogram: Mapped[str] = mapped_column(Text, default="")
+    generator_cpu_cores: Mapped[float | None] = mapped_column(Float)
 
     calibration: Mapped[Calibration] = relationship(back_populates="stages")

@@ -5,6 +5,7 @@ with its histogram, and a calibration that makes no sense changes nothing."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import time
@@ -68,6 +69,9 @@ def test_a_calibration_rises_to_a_knee_that_rados_bench_can_reach(ceph_cluster, 
               if s["p99_ms"] <= stages[0]["p99_ms"] * data["settings"]["p99_factor"]]
     assert data["capacity_ops"] == stages[knee]["ops_s"] == max(s["ops_s"] for s in within)
     assert data["stop_reason"], data
+    # the generator's own CPU was measured over each stage, and judged at the knee
+    assert all(0 < s["generator_cpu_cores"] < os.cpu_count() for s in stages), stages
+    assert data["generator_bound"] == (stages[knee]["generator_cpu_cores"] > 0.8), data
 
     reference = rados_bench_write_iops(ceph_cluster, 5, 16, 4096)
     assert data["capacity_ops"] <= reference * NOISE, (data["capacity_ops"], reference)

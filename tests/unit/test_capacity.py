@@ -11,6 +11,7 @@ from service.results.capacity import (
     Limits,
     Settings,
     Stage,
+    generator_bound,
     knee,
     run_settings,
     stage_of,
@@ -30,9 +31,10 @@ def sample(second: int, op: str, ops: int, latency_ms: float, nbytes: int = 0,
                   histogram=h.encode().decode() if ops else "")
 
 
-def stage(in_flight: int, ops_s: float, p99_ms: float, errors: int = 0) -> Stage:
+def stage(in_flight: int, ops_s: float, p99_ms: float, errors: int = 0,
+          cpu: float | None = None) -> Stage:
     return Stage(in_flight=in_flight, seconds=10, ops=int(ops_s * 10), ops_s=ops_s, mb_s=0.0,
-                 errors=errors, p50_ms=p99_ms / 2, p99_ms=p99_ms)
+                 errors=errors, p50_ms=p99_ms / 2, p99_ms=p99_ms, generator_cpu_cores=cpu)
 
 
 def test_a_stage_sums_every_op_over_its_seconds_and_merges_their_latencies():
@@ -96,6 +98,28 @@ def test_a_stage_with_errors_is_never_the_knee():
 
     assert knee(stages).in_flight == 1
     assert knee([Stage(in_flight=1, seconds=10, ops=0, ops_s=0.0, mb_s=0.0, errors=5)]) is None
+
+
+def test_a_stage_whose_generator_was_busy_ends_the_sweep_and_marks_its_knee_a_lower_bound():
+    stages = [stage(1, 1000, 2.0, cpu=0.3), stage(2, 1800, 2.2, cpu=0.55),
+              stage(4, 3000, 2.6, cpu=0.85)]
+
+    assert stop_reason(stages[:2]) is None
+    assert stop_reason(stages) == (
+        "the load generator used 0.85 cores with 4 in flight (bound 0.80): past this it, not "
+        "the cluster, would set the throughput")
+    best = knee(stages)
+    assert best.in_flight == 4 and generator_bound(best)
+    assert not generator_bound(stages[1])
+    assert not generator_bound(stage(4, 3000, 2.6))  # not measured: not held against it
+    assert stop_reason(stages, Limits(generator_cpu_cores=0.9)) is None
+
+
+def test_a_stage_keeps_the_generator_cpu_it_is_given():
+    samples = [sample(s, "read", 100, 1.0) for s in range(3)]
+
+    assert stage_of(2, samples, 0.42).generator_cpu_cores == 0.42
+    assert stage_of(2, samples).generator_cpu_cores is None
 
 
 def test_in_flight_doubles_up_to_the_maximum_which_is_always_measured():
