@@ -16,7 +16,7 @@ from lab.procs import DaemonError
 from loadgen.exceptions import LoadError
 from service.exceptions import FaultlineError
 from service.runs.reaper import interrupt_dead_runs
-from service.store import db
+from service.store import db, secret_files
 
 USER_ERRORS = (ClusterError, LoadError, FaultlineError)
 # Errors of the machine or the lab: one clear line too, never a traceback.
@@ -49,3 +49,4 @@ class FaultlineGroup(click.Group):
 @click.group(cls=FaultlineGroup)
 def main() -> None:
     """Faultline: chaos and degraded-mode testing for Ceph and Swift."""
+    secret_files.check()

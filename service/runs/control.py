@@ -59,7 +59,8 @@ from service.jobs.cluster_lock import ClusterBusy, ClusterLock
 from service.results import baseline, figures
 from service.results.capacity import run_settings
 from service.results.exceptions import InvalidCalibration
-from service.store import db
+from service.store import db, secret_files
+from service.store.exceptions import InsecureSecretFile
 from service.store.fault_ledger import use_database_ledger
 from service.store.recording import RunNotQueued, RunRecorder, fail_queued
 
@@ -503,10 +504,12 @@ def before_experiment_control(context: dict, configuration: dict = None,
     queued_run_id = arguments.get("run_id")
     lock = None
     try:
+        secret_files.check()  # `chaos run` starts here, not in the faultline command
         # the lock first: a busy cluster may fail a preflight check for another run's fault
         lock = _lock_cluster(configuration)
         control = RunControl(context, configuration, arguments)
-    except (ClusterError, LoadError, PreflightError, ClusterBusy, InvalidCalibration) as exc:
+    except (ClusterError, LoadError, PreflightError, ClusterBusy, InvalidCalibration,
+            InsecureSecretFile) as exc:
         _stop_before_start(lock, queued_run_id, str(exc))
         raise InterruptExecution(f"Faultline: {exc}") from None
     except Exception as exc:

@@ -16,3 +16,7 @@ class DatabaseSetupError(StoreError):
 
 class RunNotQueued(StoreError):
     """A worker was asked to start a run that is no longer queued."""
+
+
+class InsecureSecretFile(StoreError):
+    """A file holding a secret is readable or writable by other users."""

@@ -3,14 +3,24 @@
 initdb and postgres refuse to run as root, so as root the data dir belongs to
 Debian's `postgres` user and every server command runs as that user. The
 server listens on 127.0.0.1 only, on its own port, with its socket in the data dir.
+
+Any local account can reach 127.0.0.1, so the server asks for a password over TCP
+(scram-sha-256): one made on first use and kept in `$FAULTLINE_HOME/pg-password`, mode
+0600, readable by root (or whoever runs Faultline) only. Its socket is in the data dir,
+which only the server's owner can enter (peer authentication there). A data dir made
+before this, with trust authentication, is moved to the password when it is started.
 """
 
 from __future__ import annotations
 
 import glob
 import os
+import re
+import secrets
 import subprocess
+import tempfile
 from pathlib import Path
+from urllib.parse import quote
 
 import psycopg
 
@@ -29,6 +39,28 @@ def data_dir() -> Path:
     return state_dir() / "pg"
 
 
+def password_file() -> Path:
+    return state_dir() / "pg-password"
+
+
+def password() -> str:
+    """The server's password for USER, made once (mode 0600) and read back after."""
+    path = password_file()
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    value = secrets.token_urlsafe(24)
+    try:  # O_EXCL: two commands starting at once agree on the first one's password
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return path.read_text().strip()
+    with os.fdopen(fd, "w") as out:
+        out.write(value + "\n")
+    return value
+
+
 def _bindir() -> Path:
     found = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))
     if not found:
@@ -44,7 +76,8 @@ def _as_owner(argv: list[str], **kwargs) -> subprocess.CompletedProcess:
 
 
 def url(database: str = "faultline") -> str:
-    return f"postgresql+psycopg://{USER}@127.0.0.1:{port()}/{database}"
+    return (f"postgresql+psycopg://{USER}:{quote(password(), safe='')}@127.0.0.1:{port()}/"
+            f"{database}")
 
 
 def is_running() -> bool:
@@ -62,11 +95,14 @@ def ensure_running() -> bool:
         if os.geteuid() == 0:
             subprocess.run(["chown", "-R", "postgres:postgres", str(pgdata)], check=True)
         pgdata.chmod(0o700)
-        done = _as_owner([str(bindir / "initdb"), "-D", str(pgdata), "-A", "trust", "-U", USER,
-                          "-E", "UTF8", "--no-instructions"])
+        with _readable_by_owner(password()) as pwfile:
+            done = _as_owner([str(bindir / "initdb"), "-D", str(pgdata), "-U", USER,
+                              "--auth-host=scram-sha-256", "--auth-local=peer",
+                              f"--pwfile={pwfile}", "-E", "UTF8", "--no-instructions"])
         if done.returncode != 0:
             raise DatabaseSetupError(f"initdb failed: {done.stderr.strip()}")
     if is_running():
+        _require_password(pgdata)
         return False
     options = f"-k {pgdata} -p {port()} -c listen_addresses=127.0.0.1"
     done = _as_owner([str(bindir / "pg_ctl"), "-D", str(pgdata), "-o", options,
@@ -74,7 +110,62 @@ def ensure_running() -> bool:
     if done.returncode != 0:
         raise DatabaseSetupError(
             f"PostgreSQL did not start (see {pgdata}/server.log): {done.stderr.strip()}")
+    _require_password(pgdata)
     return True
+
+
+class _readable_by_owner:
+    """A temporary file holding `text` that only the server's owner (and root) can read."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __enter__(self) -> str:
+        fd, self.path = tempfile.mkstemp(prefix="faultline-pw-")
+        with os.fdopen(fd, "w") as out:
+            out.write(self.text + "\n")
+        if os.geteuid() == 0:
+            os.chown(self.path, *_owner_ids())
+        return self.path
+
+    def __exit__(self, *exc) -> None:
+        os.unlink(self.path)
+
+
+def _owner_ids() -> tuple[int, int]:
+    stat = data_dir().stat()
+    return stat.st_uid, stat.st_gid
+
+
+# pg_hba.conf rules (not its comments) that let anyone in: over TCP, and on the socket
+TRUST = re.compile(r"^(host\S*\s.*\s)trust\s*$", re.M)
+LOCAL_TRUST = re.compile(r"^(local\s.*\s)trust\s*$", re.M)
+
+
+def _require_password(pgdata: Path) -> None:
+    """A data dir made with trust authentication: give USER the password, then make every
+    TCP rule ask for it and the socket peer-only, and reload. Nothing to do otherwise."""
+    hba = pgdata / "pg_hba.conf"
+    try:  # root, or the server's owner: both may read it
+        current = hba.read_text()
+    except OSError as exc:
+        raise DatabaseSetupError(f"cannot read {hba}: {exc}") from None
+    if not (TRUST.search(current) or LOCAL_TRUST.search(current)):
+        return
+    with psycopg.connect(admin_dsn(with_password=False), autocommit=True) as conn:
+        conn.execute("SET password_encryption = 'scram-sha-256'")
+        conn.execute(f"ALTER ROLE {USER} PASSWORD {_literal(password())}")
+    rules = TRUST.sub(lambda m: m.group(1) + "scram-sha-256", current)
+    rules = LOCAL_TRUST.sub(lambda m: m.group(1) + "peer", rules)
+    with _readable_by_owner(rules) as staged:
+        copied = _as_owner(["cp", staged, str(hba)])
+    if copied.returncode != 0:
+        raise DatabaseSetupError(f"could not rewrite {hba}: {copied.stderr.strip()}")
+    _as_owner([str(_bindir() / "pg_ctl"), "-D", str(pgdata), "reload"], check=True)
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
 
 
 def stop() -> None:
@@ -83,9 +174,10 @@ def stop() -> None:
                    "stop"], check=True)
 
 
-def admin_dsn() -> str:
+def admin_dsn(with_password: bool = True) -> str:
     """libpq DSN of the server's maintenance database, to create and drop databases."""
-    return f"host=127.0.0.1 port={port()} user={USER} dbname=postgres"
+    dsn = f"host=127.0.0.1 port={port()} user={USER} dbname=postgres"
+    return f"{dsn} password={password()}" if with_password else dsn
 
 
 def ensure_database(database: str) -> None:
