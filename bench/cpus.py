@@ -32,21 +32,27 @@ def separate_cpus(kind: str) -> Iterator[tuple[int, int]]:
         raise ValueError(f"only {len(cpus)} CPU usable here: the cluster and its client "
                          "cannot have CPUs of their own")
     servers, client = cpus[0], cpus[-1]
-    before: dict[int, set[int]] = {}
+    daemons: dict[int, set[int]] = {}  # pid: its mask before
+    own = os.sched_getaffinity(0)
     try:
         for pid in lab_pids(kind):
-            for tid in threads_of(pid):
-                try:  # threads started later inherit the mask of the thread that starts them
-                    before[tid] = os.sched_getaffinity(tid)
-                    os.sched_setaffinity(tid, {servers})
-                except (ProcessLookupError, PermissionError):
-                    before.pop(tid, None)
-        before[0] = os.sched_getaffinity(0)
+            try:
+                daemons[pid] = os.sched_getaffinity(pid)
+            except ProcessLookupError:
+                continue
+            _set_threads(pid, {servers})
         os.sched_setaffinity(0, {client})
         yield servers, client
     finally:
-        for tid, mask in before.items():
-            try:
-                os.sched_setaffinity(tid, mask)
-            except ProcessLookupError:  # a thread that ended meanwhile
-                pass
+        # every thread the daemon has now: those it started meanwhile inherited the pin
+        for pid, mask in daemons.items():
+            _set_threads(pid, mask)
+        os.sched_setaffinity(0, own)
+
+
+def _set_threads(pid: int, mask: set[int]) -> None:
+    for tid in threads_of(pid):
+        try:
+            os.sched_setaffinity(tid, mask)
+        except ProcessLookupError:  # a thread that ended meanwhile
+            pass
