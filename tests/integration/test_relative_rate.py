@@ -52,13 +52,13 @@ def test_a_share_of_the_capacity_is_calibrated_first_then_reused(ceph_cluster, e
         assert made.status == "completed" and made.capacity_ops, made.error
         assert made.settings["stage_s"] == 3 and made.settings["max_in_flight"] == 8
         assert made.workload["mix"] == {"read": 80, "write": 20}
-        capacity = made.capacity_ops
+        capacity, bound = made.capacity_ops, made.generator_bound
     assert run.status == "completed" and run.rate_requested == "20%"
     assert run.workload["rate"] == round(capacity * 0.2, 1)
     resolved = next(e.detail for e in run.events if e.kind == "rate_resolved")
     assert resolved == {"requested": "20%", "ops_s": run.workload["rate"],
                         "calibration_id": run.calibration_id, "capacity_ops": capacity,
-                        "calibrated_now": True}
+                        "calibrated_now": True, "generator_bound": bound}
     # the baseline held the resolved rate, not some other one
     assert run.figures["validity"]["valid"], run.figures["validity"]
     assert f"{run.workload['rate']} ops/s open loop (20% of the capacity in calibration " \
