@@ -17,7 +17,7 @@ from clusters.inventory import Cluster, Service
 
 from .safety import check_blast_radius, ledger_before, ledger_restored
 
-__all__ = ["kill_osd", "start_osd", "kill_daemon", "start_daemon"]
+__all__ = ["kill_osd", "start_osd", "hang_osd", "resume_osd", "kill_daemon", "start_daemon"]
 
 # daemons other than OSDs that kill_daemon takes (OSDs: kill_osd, with the guard)
 DAEMON_KINDS = ("mon", "mgr", "rgw")
@@ -46,7 +46,7 @@ def check_arguments(func: str, arguments: dict, cluster: Cluster) -> None:
     if func in ("kill_daemon", "start_daemon"):
         _daemon(cluster, str(arguments.get("daemon", "")))
         return
-    if func not in ("kill_osd", "start_osd"):
+    if func not in ("kill_osd", "start_osd", "hang_osd", "resume_osd"):
         return
     osd_id = arguments.get("osd_id", -1)
     if isinstance(osd_id, bool) or not isinstance(osd_id, int):
@@ -98,6 +98,41 @@ def start_osd(osd_id: int = -1, configuration: dict = None) -> dict:
     except ClusterError as exc:
         raise ActivityFailed(f"start_osd: {exc}") from None
     return {"started": started}
+
+
+def hang_osd(osd_id: int = 1, allow_unavailable: bool = False,
+             configuration: dict = None) -> dict:
+    """Hang one OSD with SIGSTOP until resume_osd: the gray failure, a daemon that neither
+    dies nor answers. Its peers stop getting heartbeats and report it; the monitors mark it
+    down after the heartbeat grace (osd_heartbeat_grace), and clients whose PGs it leads
+    wait until then. Guarded as a kill is (its copies are unreachable either way). Returns
+    the OSD id, its node and the PID stopped."""
+    cluster = cluster_from_configuration(configuration)
+    service = _osd(cluster, osd_id)
+    try:
+        verdict = check_blast_radius(cluster, f"hang {service.name}", allow_unavailable,
+                                     osds={osd_id})
+        ledger_before(cluster, f"daemon:{service.name}",
+                      f"{service.name} hung (SIGSTOP) on {service.node}",
+                      "actions.ceph.resume_osd", {"osd_id": osd_id})
+        pid = services.suspend(cluster, service)
+    except ClusterError as exc:
+        raise ActivityFailed(f"hang_osd: {exc}") from None
+    return {"osd_id": osd_id, "node": service.node, "pid": pid, "signal": "STOP",
+            "guard": verdict}
+
+
+def resume_osd(osd_id: int = 1, configuration: dict = None) -> dict:
+    """SIGCONT a hung OSD (the restore of hang_osd). It finds itself marked down ("wrongly
+    marked me down") and boots back into the map. Returns whether it was running."""
+    cluster = cluster_from_configuration(configuration)
+    service = _osd(cluster, osd_id)
+    try:
+        pid = services.resume(cluster, service)
+    except ClusterError as exc:
+        raise ActivityFailed(f"resume_osd: {exc}") from None
+    ledger_restored(cluster, f"daemon:{service.name}")
+    return {"osd_id": osd_id, "resumed": pid is not None, "pid": pid}
 
 
 def kill_daemon(daemon: str = "rgw.lab", allow_unavailable: bool = False,

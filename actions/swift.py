@@ -19,7 +19,7 @@ from clusters.swift_admin import DEFAULT_PORTS, SwiftAdmin, answers_healthcheck,
 
 from .safety import check_blast_radius, ledger_before, ledger_restored
 
-__all__ = ["kill_server", "start_server"]
+__all__ = ["kill_server", "start_server", "hang_server", "resume_server"]
 
 SERVERS = ("object", "container", "account", "proxy")
 
@@ -41,7 +41,7 @@ def _service(cluster: Cluster, server: str, node: str) -> Service:
 
 def check_arguments(func: str, arguments: dict, cluster: Cluster) -> None:
     """Before a run: the server exists and its node holds a device of the ring."""
-    if func not in ("kill_server", "start_server"):
+    if func not in ("kill_server", "start_server", "hang_server", "resume_server"):
         return
     server, node = arguments.get("server", "object"), arguments.get("node", "node1")
     if not isinstance(server, str) or not isinstance(node, str):
@@ -59,27 +59,64 @@ def check_arguments(func: str, arguments: dict, cluster: Cluster) -> None:
         raise ActivityFailed(f"node {node} ({address}) holds no device of the {server} ring")
 
 
+def _guard(cluster: Cluster, server: str, node: str, what: str,
+           allow_unavailable: bool) -> dict | None:
+    """The guard's verdict on taking the server's devices away (none for the proxy, which
+    holds no copy)."""
+    if server == "proxy":
+        return None
+    keys = {f"{server}:{d.node}/{d.swift_device}" for d in cluster.disks_on(node)}
+    return check_blast_radius(cluster, what, allow_unavailable, swift_keys=keys)
+
+
 def kill_server(server: str = "object", node: str = "node1", allow_unavailable: bool = False,
                 configuration: dict = None) -> dict:
     """Kill one Swift server with SIGKILL, as a crash would: the `server` ("object",
     "container", "account" or "proxy") of storage node `node` (ignored for the proxy).
     Refused if it would leave data with fewer copies than a write quorum, unless
     allow_unavailable. Returns the service, its node and the PID killed."""
+    return _take_server(server, node, allow_unavailable, configuration, "kill", "killed",
+                        "KILL", "start_server", lambda c, s: services.kill(c, s, "KILL"))
+
+
+def hang_server(server: str = "object", node: str = "node1", allow_unavailable: bool = False,
+                configuration: dict = None) -> dict:
+    """Hang one Swift server with SIGSTOP until resume_server: it keeps its listening
+    socket, so connections are accepted by the kernel and then answered by nobody; the
+    proxy waits node_timeout for each before it tries another node. Guarded as a kill is.
+    Returns the service, its node and the PID stopped."""
+    return _take_server(server, node, allow_unavailable, configuration, "hang", "hung", "STOP",
+                        "resume_server", services.suspend)
+
+
+def _take_server(server: str, node: str, allow_unavailable: bool, configuration: dict | None,
+                 verb: str, done: str, signal: str, restore: str, act) -> dict:
+    """Guard, ledger entry, then `act(cluster, service)` (which returns the PID)."""
     cluster = cluster_from_configuration(configuration)
     service = _service(cluster, server, node)
-    verdict = None
-    if server != "proxy":
-        keys = {f"{server}:{d.node}/{d.swift_device}" for d in cluster.disks_on(node)}
-        verdict = check_blast_radius(cluster, f"kill {service.name}", allow_unavailable,
-                                     swift_keys=keys)
-    ledger_before(cluster, f"daemon:{service.name}", f"{service.name} killed (SIGKILL)",
-                  "actions.swift.start_server", {"server": server, "node": node})
+    verdict = _guard(cluster, server, node, f"{verb} {service.name}", allow_unavailable)
+    ledger_before(cluster, f"daemon:{service.name}", f"{service.name} {done} (SIG{signal})",
+                  f"actions.swift.{restore}", {"server": server, "node": node})
     try:
-        pid = services.kill(cluster, service, "KILL")
+        pid = act(cluster, service)
     except ClusterError as exc:
-        raise ActivityFailed(f"kill_server: {exc}") from None
-    return {"service": service.name, "node": service.node, "pid": pid, "signal": "KILL",
+        raise ActivityFailed(f"{verb}_server: {exc}") from None
+    return {"service": service.name, "node": service.node, "pid": pid, "signal": signal,
             "guard": verdict}
+
+
+def resume_server(server: str = "object", node: str = "node1",
+                  configuration: dict = None) -> dict:
+    """SIGCONT a hung Swift server (the restore of hang_server); it answers again at once.
+    Returns whether it was running."""
+    cluster = cluster_from_configuration(configuration)
+    service = _service(cluster, server, node)
+    try:
+        pid = services.resume(cluster, service)
+    except ClusterError as exc:
+        raise ActivityFailed(f"resume_server: {exc}") from None
+    ledger_restored(cluster, f"daemon:{service.name}")
+    return {"service": service.name, "resumed": pid is not None, "pid": pid}
 
 
 def start_server(server: str = "object", node: str = "node1", timeout_s: float = 60,

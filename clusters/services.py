@@ -72,6 +72,35 @@ def kill(cluster: Cluster, service: Service, signal: str = "KILL", group: bool =
     return pid
 
 
+def stopped(cluster: Cluster, service: Service, pid: int) -> bool:
+    """The process is stopped by a signal (state T): alive, holding its sockets and its
+    place in the cluster, answering nothing."""
+    out = run(cluster, service, f"sed -n 's/^State:[[:space:]]*//p' /proc/{pid}/status",
+              check=False).stdout.strip()
+    return out.startswith("T")
+
+
+def suspend(cluster: Cluster, service: Service) -> int:
+    """SIGSTOP the service (with the children it forked, if it leads its process group) and
+    check that it is stopped; return its PID. A hung daemon, not a dead one: no supervisor
+    restarts it, and nothing about it changes until it is resumed."""
+    pid = kill(cluster, service, "STOP", group=True)
+    if not stopped(cluster, service, pid):
+        raise RemoteCommandFailed(f"{service.name} (PID {pid}) is not stopped after SIGSTOP")
+    return pid
+
+
+def resume(cluster: Cluster, service: Service) -> int | None:
+    """SIGCONT the service if it runs (the restore of suspend); its PID, or None if it does
+    not run. A running process that was not stopped is unchanged by it."""
+    if pid_of(cluster, service) is None:
+        return None
+    pid = kill(cluster, service, "CONT", group=True)
+    if stopped(cluster, service, pid):
+        raise RemoteCommandFailed(f"{service.name} (PID {pid}) is still stopped after SIGCONT")
+    return pid
+
+
 def start(cluster: Cluster, service: Service, timeout: float = 60.0) -> None:
     """Start the service if it is not running (idempotent)."""
     if pid_of(cluster, service) is not None:

@@ -25,7 +25,7 @@ GUARD_NOTE = ("Before injecting, the guard checks what the fault takes down agai
               "unavailable or on its last copy.")
 # restore actions: described as the way back, not as faults
 RESTORES = {"start_osd", "start_daemon", "restore_disk", "power_on_node", "power_on_zone",
-            "heal_partition", "remove_fill", "start_server"}
+            "heal_partition", "remove_fill", "start_server", "resume_osd", "resume_server"}
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,8 @@ def _restore_of(func: str, arguments: dict[str, Any], restores: list[dict]) -> s
     pairs = {"kill_osd": "start_osd", "kill_daemon": "start_daemon", "fail_disk": "restore_disk",
              "power_off_node": "power_on_node", "power_off_zone": "power_on_zone",
              "partition_node": "heal_partition", "fill_cluster": "remove_fill",
-             "kill_server": "start_server"}
+             "kill_server": "start_server", "hang_osd": "resume_osd",
+             "hang_server": "resume_server"}
     for activity in restores:
         if _func(activity) == pairs.get(func):
             provider = activity["provider"]
@@ -116,6 +117,13 @@ def _power(node: Node) -> str:
 def _describe(func: str, a: dict[str, Any], cluster: Cluster
               ) -> tuple[str, list[str], set[int], set[str]]:
     """(what it does, nodes it takes, OSDs, Swift ring keys)."""
+    if func == "hang_osd":
+        osd_id = a.get("osd_id", 1)
+        if not isinstance(osd_id, int) or isinstance(osd_id, bool) or osd_id < 0:
+            raise ClusterError(f"osd_id must be an OSD's number, not {osd_id!r}")
+        service = cluster.service(f"osd.{osd_id}")
+        return (f"hangs osd.{osd_id} {_where(service.node)} (SIGSTOP: alive, answering "
+                "nothing, until resumed)", [], {osd_id}, set())
     if func == "kill_osd":
         osd_id = a.get("osd_id", -1)
         if isinstance(osd_id, int) and not isinstance(osd_id, bool) and osd_id < 0:
@@ -127,14 +135,16 @@ def _describe(func: str, a: dict[str, Any], cluster: Cluster
     if func == "kill_daemon":
         service = cluster.service(str(a.get("daemon", "rgw.lab")))
         return f"kills {service.name} {_where(service.node)} (SIGKILL)", [], set(), set()
-    if func == "kill_server":
+    if func in ("kill_server", "hang_server"):
         server, node = str(a.get("server", "object")), str(a.get("node", "node1"))
+        does = ("kills", "(SIGKILL)") if func == "kill_server" else \
+            ("hangs", "(SIGSTOP: alive, answering nothing, until resumed)")
         if server == "proxy":
-            return "kills the proxy-server (SIGKILL)", [], set(), set()
+            return f"{does[0]} the proxy-server {does[1]}", [], set(), set()
         cluster.node(node)
         keys = {f"{server}:{d.node}/{d.swift_device}" for d in cluster.disks_on(node)
                 if d.swift_device}
-        return f"kills {server}-server.{node} {_where(node)} (SIGKILL)", [], set(), keys
+        return f"{does[0]} {server}-server.{node} {_where(node)} {does[1]}", [], set(), keys
     if func == "fail_disk":
         node = str(a.get("node", "node1"))
         disk = _disk(cluster, node, str(a.get("device", "")))

@@ -12,8 +12,11 @@ from catalogue import (
     wait_for,
 )
 
+from actions import ceph as ceph_actions
 from actions import disk, fill, network, power
-from clusters import fault_ledger
+from actions import swift as swift_actions
+from clusters import fault_ledger, services
+from clusters.paths import default_inventory
 from probes import ceph as ceph_probes
 from probes import swift as swift_probes
 
@@ -25,6 +28,7 @@ CEPH_FAULTS = {
     "power-off-node": (power.power_off_node, power.power_on_node, {"node": "node2"}),
     "partition-node": (network.partition_node, network.heal_partition, {"node": "node2"}),
     "power-off-zone": (power.power_off_zone, power.power_on_zone, {"zone": "zone1"}),
+    "hang-osd": (ceph_actions.hang_osd, ceph_actions.resume_osd, {"osd_id": 1}),
 }
 SWIFT_FAULTS = {
     "fail-disk": (disk.fail_disk, disk.restore_disk, {"node": "node1"}),
@@ -32,6 +36,8 @@ SWIFT_FAULTS = {
     "power-off-node": (power.power_off_node, power.power_on_node, {"node": "node1"}),
     "partition-node": (network.partition_node, network.heal_partition, {"node": "node3"}),
     "power-off-zone": (power.power_off_zone, power.power_on_zone, {"zone": "zone1"}),
+    "hang-object-server": (swift_actions.hang_server, swift_actions.resume_server,
+                           {"server": "object", "node": "node1"}),
 }
 
 
@@ -97,6 +103,34 @@ def test_fault_is_seen_restored_and_loses_nothing(system, name, request, file_le
         assert objects.lost() == []
     finally:
         objects.close()
+
+
+def _state(pid: int) -> str:
+    status = open(f"/proc/{pid}/status").read()
+    return next(line.split()[1] for line in status.splitlines() if line.startswith("State:"))
+
+
+def test_a_hung_osd_stays_stopped_until_resumed_and_heal_resumes_it(
+        ceph_cluster, file_ledger, invoke):
+    """What `faultline heal` does for a run SIGKILLed while its OSD hung: SIGCONT."""
+    config = _config(ceph_cluster)
+    hung = ceph_actions.hang_osd(osd_id=1, configuration=config)
+    try:
+        assert hung["signal"] == "STOP" and _state(hung["pid"]) == "T"
+        wait_for("Ceph to mark the hung osd.1 down", lambda: ceph_osds_up(ceph_cluster) == 3,
+                 60)
+        assert _state(hung["pid"]) == "T"  # marked down, still alive, still stopped
+
+        healed = invoke("heal", "--cluster", ceph_cluster.name, "--inventory",
+                        str(default_inventory()))
+
+        assert healed.exit_code == 0, healed.output
+        assert _state(hung["pid"]) in ("S", "R")
+        assert services.pid_of(ceph_cluster, ceph_cluster.service("osd.1")) == hung["pid"]
+        assert fault_ledger.outstanding(ceph_cluster.name) == []
+    finally:
+        ceph_actions.resume_osd(osd_id=1, configuration=config)  # idempotent
+    ceph_probes.wait_for_health_ok(timeout_s=120, require_all_up=True, configuration=config)
 
 
 @pytest.mark.parametrize("lab", ["ceph", "swift"])
