@@ -40,6 +40,11 @@ def _scopes(name: str, cluster: str, **arguments):
 
 @pytest.mark.parametrize(("experiment", "cluster", "says", "takes_down"), [
     ("ceph-kill-osd", "ceph", "kills osd.1 on node2 (SIGKILL)", ("osd.1",)),
+    ("ceph-hang-osd", "ceph",
+     "hangs osd.1 on node2 (SIGSTOP: alive, answering nothing, until resumed)", ("osd.1",)),
+    ("swift-hang-object-server", "swift", "hangs object-server.node1 on node1 (SIGSTOP: "
+                                          "alive, answering nothing, until resumed)",
+     ("object:node1/d1",)),
     ("ceph-fail-disk", "ceph",
      "fails disk /osd/ceph-1 (osd.1) on node2: XFS shut down, then unmounted", ("osd.1",)),
     ("ceph-power-off-zone", "ceph", "powers off zone zone1: node1, node2 (lab link down)",
@@ -57,6 +62,13 @@ def test_a_fault_says_what_it_does_and_what_it_takes_down(experiment, cluster, s
     [scope] = _scopes(experiment, cluster)
 
     assert (scope.says, scope.takes_down, scope.problem) == (says, takes_down, None)
+
+
+def test_a_hang_is_restored_by_its_resume():
+    [scope] = _scopes("ceph-hang-osd", "ceph")
+
+    assert scope.restore == "resume-osd: actions.ceph.resume_osd(osd_id=1)"
+    assert scope.held_s == 30
 
 
 def test_a_fill_then_a_kill_are_two_faults_and_the_fill_is_removed_by_a_rollback():
