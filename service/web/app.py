@@ -38,6 +38,8 @@ from .secret import secret_key
 
 def create_app(config: dict[str, Any] | None = None) -> Flask:
     app = Flask(__name__)
+    # before any route: an id past PostgreSQL's integer is no such page, not a database error
+    app.url_map.converters["int"] = errors.DatabaseInt
     app.config.update(DATABASE_URL=None, SESSION_COOKIE_SAMESITE="Lax")
     app.config.update(config or {})
     if not app.config.get("SECRET_KEY"):

@@ -24,6 +24,7 @@ from __future__ import annotations
 from chaoslib.exceptions import ChaosException
 from flask import Flask, jsonify
 from werkzeug.exceptions import HTTPException
+from werkzeug.routing import IntegerConverter
 
 from clusters.exceptions import ClusterError, InventoryError, UnknownCluster
 from loadgen.exceptions import LoadError
@@ -85,12 +86,32 @@ def status_of(exc: BaseException) -> int | None:
     return None
 
 
+PG_INT_MAX = 2**31 - 1
+
+
+class DatabaseInt(IntegerConverter):
+    """The `int` of every route, bounded to PostgreSQL's integer (ids are that type): a
+    larger number matches no route, so it is a 404 and never reaches the database."""
+
+    def __init__(self, url_map, *args, **kwargs):
+        kwargs.setdefault("max", PG_INT_MAX)
+        super().__init__(url_map, *args, **kwargs)
+
+
+def json_http_error(exc: HTTPException):
+    """An HTTP error as JSON `{"error": ...}`, with the headers it needs (Allow for a 405)."""
+    response = jsonify(error=exc.description or exc.name)
+    response.status_code = exc.code or 500
+    for name, value in exc.get_headers():
+        if name.lower() != "content-type":
+            response.headers[name] = value
+    return response
+
+
 def _http_error(exc: HTTPException):
     if not wants_json() or exc.code is None or exc.code < 400:
         return exc
-    response = jsonify(error=exc.description)
-    response.status_code = exc.code
-    return response
+    return json_http_error(exc)
 
 
 def init_app(app: Flask) -> None:

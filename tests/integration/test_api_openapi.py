@@ -8,6 +8,7 @@ import uuid
 from pathlib import Path
 
 import jsonschema
+import pytest
 import yaml
 from factories import figures, make_run
 from openapi_spec_validator import validate
@@ -81,11 +82,44 @@ def test_an_unknown_api_path_is_a_json_404(api_as):
     assert response.json["error"].startswith("The requested URL was not found")
 
 
-def test_a_method_the_path_does_not_take_is_a_json_405(api_as):
-    response = api_as("operator").put("/api/v1/runs")
+def test_a_method_the_path_does_not_take_is_a_json_405_that_says_which_it_takes(api_as):
+    client = api_as("operator")
+    response = client.put("/api/v1/runs")
 
     assert (response.status_code, response.json) == (
         405, {"error": "The method is not allowed for the requested URL."})
+    assert set(response.headers["Allow"].split(", ")) == {"GET", "HEAD", "OPTIONS", "POST"}
+    response = client.delete("/api/v1/runs/1/figures")
+    assert response.status_code == 405
+    assert set(response.headers["Allow"].split(", ")) == {"GET", "HEAD", "OPTIONS"}
+
+
+BIG = str(2**31)  # one past PostgreSQL's integer
+
+
+@pytest.mark.parametrize("path", [
+    f"/api/v1/runs/{BIG}", f"/api/v1/runs/{BIG}/figures", f"/api/v1/runs/{BIG}/events",
+    f"/api/v1/schedules/{BIG}", "/api/v1/runs/99999999999999999999999"])
+def test_an_id_past_the_databases_integers_is_a_404_not_a_500(api_as, path):
+    response = api_as("viewer").get(path)
+
+    assert response.status_code == 404, response.json
+    assert "error" in response.json
+
+
+@pytest.mark.parametrize(("query", "message"), [
+    (f"page={BIG}", f"page must be at most 2147483647 in size, not '{BIG}'"),
+    (f"schedule_id=-{BIG}1",
+     f"schedule_id must be at most 2147483647 in size, not '-{BIG}1'"),
+    ("status=", "unknown status '' (known: queued, cancelled, running, completed, deviated, "
+                "interrupted, invalid"),
+    ("kind=", "unknown kind '' (known: ceph, swift)"),
+])
+def test_a_query_value_the_document_does_not_allow_is_a_400(api_as, query, message):
+    response = api_as("viewer").get(f"/api/v1/runs?{query}")
+
+    assert response.status_code == 400, response.json
+    assert response.json["error"].startswith(message), response.json
 
 
 def _check(response, path: str, method: str = "get") -> None:

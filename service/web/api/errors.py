@@ -23,6 +23,7 @@ from ..errors import (  # noqa: F401  (the API's views raise these)
     ApiNotFound,
     BadRequest,
     UnsupportedMedia,
+    json_http_error,
     status_of,
 )
 from .blueprint import bp
@@ -48,7 +49,7 @@ def error(status: int, message: str):
 def handle(exc: Exception):
     """Any exception of an API view (or an HTTP error under /api/) as a JSON error."""
     if isinstance(exc, HTTPException):
-        return error(exc.code or 500, exc.description or exc.name)
+        return json_http_error(exc)
     status = status_of(exc)
     if status is not None:
         return error(status, str(exc))

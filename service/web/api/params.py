@@ -11,6 +11,7 @@ from typing import Any
 
 from flask import request
 
+from ..errors import PG_INT_MAX
 from .errors import BadRequest, UnsupportedMedia
 
 TYPE_NAMES = {str: "a string", int: "a whole number", bool: "true or false",
@@ -68,19 +69,31 @@ def check_query(known: tuple[str, ...]) -> None:
 
 
 def query_int(name: str, default: int | None = None) -> int | None:
-    """A whole-number query parameter (default if absent)."""
+    """A whole-number query parameter (default if absent), within PostgreSQL's integer."""
     raw = request.args.get(name)
     if raw is None or raw == "":
         return default
     try:
-        return int(raw)
+        value = int(raw)
     except ValueError:
-        raise BadRequest(f"{name} must be a whole number, not {raw!r}") from None
+        raise BadRequest(f"{name} must be a whole number, not {raw[:60]!r}") from None
+    if not -PG_INT_MAX - 1 <= value <= PG_INT_MAX:
+        raise BadRequest(f"{name} must be at most {PG_INT_MAX} in size, not {raw[:60]!r}")
+    return value
 
 
 def query_str(name: str) -> str | None:
     value = request.args.get(name)
     return value if value else None
+
+
+def query_choice(name: str, choices: tuple[str, ...]) -> str | None:
+    """A query parameter that takes one of `choices`, or is absent; an empty one is not
+    "any", it is a value the document does not allow."""
+    value = request.args.get(name)
+    if value is not None and value not in choices:
+        raise BadRequest(f"unknown {name} {value[:60]!r} (known: {', '.join(choices)})")
+    return value
 
 
 def _short(value: Any) -> str:

@@ -17,7 +17,7 @@ from service.runs.reaper import interrupt_dead_runs
 from .blueprint import bp
 from .context import experiments_dir, inventory, queue_app, sessions, user_name
 from .errors import named_in_body
-from .params import check_query, fields, json_body, query_int, query_str
+from .params import check_query, fields, json_body, query_choice, query_int, query_str
 
 FILTERS = ("status", "cluster", "kind", "experiment", "schedule_id")
 
@@ -26,7 +26,8 @@ FILTERS = ("status", "cluster", "kind", "experiment", "schedule_id")
 def list_runs():
     check_query(FILTERS + ("page", "per_page"))
     where = run_queries.RunFilter(
-        status=query_str("status"), cluster=query_str("cluster"), kind=query_str("kind"),
+        status=query_choice("status", run_queries.STATUSES), cluster=query_str("cluster"),
+        kind=query_choice("kind", run_queries.KINDS),
         experiment=query_str("experiment"), schedule_id=query_int("schedule_id"))
     where.check()
     interrupt_dead_runs(sessions(), "the API's runs list")  # a run whose process died
