@@ -23,6 +23,7 @@ from service.store.models import Run
 
 from .exceptions import CompareError
 from .figures import RunNotFound
+from .formatting import format_value
 from .report import FIGURE_KEYS, NOTES, kept_out, report_dict
 from .trial_groups import describe, trial_groups
 
@@ -43,13 +44,6 @@ RGW_PATH = (
     "paths: RGW adds an HTTP gateway (its own threads, queues and timeouts) in front of the "
     "same OSDs, so latency and errors include the gateway's.")
 
-UNITS = {
-    "baseline_ops": " ops/s", "baseline_mbps": " MB/s", "baseline_p50_ms": " ms",
-    "baseline_p99_ms": " ms", "time_to_detect_s": " s", "time_to_client_recovery_s": " s",
-    "time_to_full_redundancy_s": " s", "time_to_full_redundancy_after_restore_s": " s",
-    "restore_at_s": " s", "time_to_alert_s": " s", "data_at_risk_s": " s",
-}
-FRACTIONS = ("throughput_drop", "worst_second_drop")
 
 
 def load_api(run: Run) -> str:
@@ -229,20 +223,6 @@ def _per_run(entries: list[dict[str, Any]], key: str, workload: bool = False) ->
         v = (e.get("workload") or {}).get(key) if workload else e.get(key)
         return "none" if v is None else v
     return ", ".join(f"{label(e)}: {value(e)}" for e in entries)
-
-
-def format_value(key: str, value: Any) -> str:
-    """A figure with its unit, as `faultline report` prints it."""
-    if value is None:
-        return "n/a"
-    if key in FRACTIONS:
-        return f"{value * 100:.1f}%"
-    if isinstance(value, dict):
-        return ", ".join(f"{k} {v}" for k, v in value.items()) or "none"
-    unit = UNITS.get(key, "")
-    if isinstance(value, float):
-        return f"{value:.3f}{unit}" if abs(value) < 10 else f"{value:.1f}{unit}"
-    return f"{value}{unit}"
 
 
 def format_comparison(data: dict[str, Any], width: int = 100) -> str:

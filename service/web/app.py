@@ -13,6 +13,7 @@ from typing import Any
 
 from flask import Flask, abort, send_from_directory
 
+from service.results import formatting
 from service.runs.reaper import interrupt_dead_runs
 from service.store import db
 
@@ -45,6 +46,11 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = secret_key()
     app.extensions["faultline.sessions"] = db.session_factory(app.config["DATABASE_URL"])
+    # every page and export prints a figure as the CLI does (service.results.formatting)
+    app.jinja_env.globals.update(format_value=formatting.format_value,
+                                 label_of=formatting.label_of,
+                                 with_reason=formatting.with_reason,
+                                 count_rows=formatting.count_rows)
 
     access.init_app(app)
     auth.init_app(app)

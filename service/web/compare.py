@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from flask import Blueprint, Flask, abort, current_app, render_template, request, url_for
 
-from service.results.comparison import CompareError, compare, format_value, parse_run_ids
+from service.results.comparison import CompareError, compare, parse_run_ids
 from service.results.figures import RunNotFound
+from service.results.formatting import format_value
 
 bp = Blueprint("compare", __name__)
 

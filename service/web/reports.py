@@ -15,8 +15,9 @@ from pathlib import Path
 from flask import Blueprint, Flask, Response, abort, render_template, request
 from markupsafe import Markup
 
-from service.results.comparison import CompareError, compare, format_value
+from service.results.comparison import CompareError, compare
 from service.results.figures import RunNotFound, get_run
+from service.results.formatting import format_value
 from service.results.report import FIGURE_KEYS, report_dict
 from service.results.series import run_series
 

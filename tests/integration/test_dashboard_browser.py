@@ -166,7 +166,7 @@ def test_the_dashboard_draws_runs_live_and_recorded_comparisons_schedules_and_cl
         _finish(stored["sessions"], stored["live"])
         page.wait_for_selector("#status.status-completed", timeout=20_000)
         assert not page.is_visible("#live")
-        assert page.inner_text("[data-figure='baseline_ops']") == "100.0"
+        assert page.inner_text("[data-figure='baseline_ops']") == "100.0 ops/s"
         page.wait_for_selector("#cluster[data-ready='1']", timeout=20_000)
         assert page.evaluate("""() => Chart.getChart(document.getElementById('cluster'))
             .data.datasets[0].data.length""") == 60

@@ -80,13 +80,33 @@ def test_an_ended_run_page_has_its_charts_figures_caveats_timeline_and_journal(v
 
     for canvas in ("throughput", "latency", "cluster"):
         assert f'<canvas id="{canvas}"' in page
-    assert '<td data-figure="baseline_ops">100.0</td>' in page
+    assert '<td data-figure="baseline_ops">100.0 ops/s</td>' in page
     assert "re-replicates" in page  # the Ceph caveat
     assert "<td>+0.00 s</td><td>fault_injected</td>" in page
     assert "<td>+15.00 s</td><td>restored</td>" in page
     assert '<details id="journal">' in page and "&#34;kill-osd&#34;" in page
     assert 'id="cancel"' not in page and "live, updating" not in page
     assert f'href="/runs/{run.id}/report.html"' in page
+
+
+def test_the_run_page_prints_each_figure_as_the_report_does(viewer, rolled_back):
+    with rolled_back() as session:
+        run = make_run(session, title=_title(), figures=figures(
+            baseline_mbps=19.7132, worst_second_drop=0.15, throughput_drop=0.0, errors=7,
+            errors_by_class={"ETIMEDOUT": 2, "503": 5}))
+
+    page = viewer.get(f"/runs/{run.id}").get_data(as_text=True)
+
+    assert '<th title="baseline_mbps">baseline bandwidth</th>' in page
+    assert '<td data-figure="baseline_mbps">19.7 MB/s</td>' in page
+    assert '<td data-figure="worst_second_drop">15.0%</td>' in page
+    assert '<td data-figure="throughput_drop">0.0%</td>' in page
+    assert ('<td data-figure="time_to_detect_s">n/a: time_to_detect_s was not measured in '
+            'this test</td>') in page
+    # errors by class: a small table, the most frequent first, not a dict
+    rows = page[page.index('<td data-figure="errors_by_class">'):]
+    assert rows.index("<td>503</td><td>5</td>") < rows.index("<td>ETIMEDOUT</td><td>2</td>")
+    assert "{&#39;" not in page and "{'" not in page
 
 
 def test_the_run_page_shows_the_verdict_of_a_scheduled_run(viewer, rolled_back):

@@ -59,8 +59,8 @@ def test_run_page_shows_figures_and_draws_the_throughput_chart(recorded_run, ser
         page.goto(f"{server}/")
         page.click(f"#runs a[href='/runs/{recorded_run}']")
         page.wait_for_selector("#throughput[data-ready='1']", timeout=15_000)
-        assert page.inner_text("[data-figure='baseline_ops']") == "100.0"
-        assert page.inner_text("[data-figure='time_to_detect_s']") == "1.0"
+        assert page.inner_text("[data-figure='baseline_ops']") == "100.0 ops/s"
+        assert page.inner_text("[data-figure='time_to_detect_s']") == "1.000 s"
         assert page.inner_text("[data-figure='lost_objects']") == "0"
         assert "+0.00 s\tfault_injected" in page.inner_text("#timeline")
         # the chart drew something: the canvas is not blank
