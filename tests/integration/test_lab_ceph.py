@@ -227,8 +227,13 @@ def test_rgw_restarts_with_the_inventory_start_command(lab_cluster: Cluster) -> 
         assert time.monotonic() < deadline, f"radosgw {old} still running 30 s after SIGTERM"
         time.sleep(0.1)
     services.start(lab_cluster, rgw)
-    new = services.pid_of(lab_cluster, rgw)
-    assert new is not None and new != old
+    # radosgw forks, then writes its pid file: the start command may return before that
+    # (CI once looked at once and found none)
+    deadline = time.monotonic() + 30
+    while (new := services.pid_of(lab_cluster, rgw)) is None:
+        assert time.monotonic() < deadline, "radosgw not running 30 s after its start command"
+        time.sleep(0.1)
+    assert new != old
     assert ceph_rgw.wait_serving(lab_at(None)) >= 0
 
 
