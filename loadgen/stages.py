@@ -14,6 +14,7 @@ import uuid
 from dataclasses import dataclass, replace
 
 from .closedloop import ClosedLoop
+from .cpu import CpuMark
 from .exceptions import DriverError
 from .ledger import Ledger
 from .openloop import AsyncDriver
@@ -51,9 +52,9 @@ class StageRunner:
         measured = recorder.mono_start + warmup_s
         end = measured + measure_s
         time.sleep(max(0.0, measured - time.monotonic()))
-        cpu0, wall0 = time.process_time(), time.monotonic()
+        mark = CpuMark.now()
         time.sleep(max(0.0, end - time.monotonic()))
-        cores = (time.process_time() - cpu0) / max(time.monotonic() - wall0, 1e-3)
+        cores = mark.cores() or 0.0
         # the seconds are taken before the loop stops: what completes in the drain would
         # add up to `in_flight` operations to the last second and flatter the stage
         samples = recorder.take_closed(max(end, time.monotonic()), OPS)
@@ -61,4 +62,4 @@ class StageRunner:
         if loop.failure:
             raise DriverError(loop.failure)
         return StageLoad([s for s in samples if warmup_s <= s.second < warmup_s + measure_s],
-                         round(cores, 3))
+                         cores)

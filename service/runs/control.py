@@ -48,6 +48,7 @@ from chaoslib.exceptions import InterruptExecution
 from clusters import fault_ledger
 from clusters.config import cluster_from_configuration
 from clusters.exceptions import ClusterError
+from loadgen.cpu import CpuMark
 from loadgen.drivers import driver_for
 from loadgen.exceptions import LoadError
 from loadgen.metrics import DriverMetrics
@@ -110,7 +111,7 @@ class RunControl:
         self.calibration_settings = run_settings(arguments.get("calibration"))
         self.resolved_rate: calibration.ResolvedRate | None = None
         self.validity: dict[str, Any] | None = None  # the baseline's verdict
-        self._cpu_mark: tuple[float, float] | None = None  # (process CPU, wall) at its start
+        self._cpu_mark: CpuMark | None = None  # the generator's CPU from the load's start
         self.heartbeat: Heartbeat | None = None
 
     @property
@@ -162,7 +163,7 @@ class RunControl:
                                       self.fault_time, self._aborting)
         self.abort_watch.start()
         self.load.start()
-        self._cpu_mark = (time.process_time(), time.time())
+        self._cpu_mark = CpuMark.now()
         self.metrics.load_running = True
         self.recorder.update(load_started_ts=self.load.started_at)
         self.recorder.event("load_started", ts=self.load.started_at,
@@ -279,9 +280,7 @@ class RunControl:
         None when the load runs on other hosts."""
         if self._cpu_mark is None or isinstance(self.load, DistributedLoad):
             return None
-        cpu, wall = self._cpu_mark
-        elapsed = time.time() - wall
-        return round((time.process_time() - cpu) / elapsed, 3) if elapsed >= 1 else None
+        return self._cpu_mark.cores(min_s=1)
 
     def _cluster_problems(self, start: float, end: float) -> list[str]:
         samples = [(h, s) for ts, h, s in list(self.sampler.recent) if start <= ts <= end]
@@ -320,7 +319,7 @@ class RunControl:
         if name == self.baseline_after and status == "succeeded" and self.fault_ts is None:
             started = time.time()
             self.recorder.event("baseline_started", ts=started)
-            self._cpu_mark = (time.process_time(), started)
+            self._cpu_mark = CpuMark.now(wall=started)
             logger.info(f"Measuring the baseline for {self.workload.baseline_s:.0f} s "
                         f"after {name}")
             time.sleep(self.workload.baseline_s)

@@ -19,6 +19,8 @@ import re
 import secrets
 import subprocess
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
@@ -114,30 +116,22 @@ def ensure_running() -> bool:
     return True
 
 
-class _readable_by_owner:
-    """A temporary file holding `text` that only the server's owner (and root) can read."""
-
-    def __init__(self, text: str):
-        self.text = text
-
-    def __enter__(self) -> str:
-        fd, self.path = tempfile.mkstemp(prefix="faultline-pw-")
+@contextmanager
+def _readable_by_owner(text: str) -> Iterator[str]:
+    """The path of a temporary file holding `text` that only the server's owner (and root)
+    can read; deleted after."""
+    fd, path = tempfile.mkstemp(prefix="faultline-pw-")
+    try:
         with os.fdopen(fd, "w") as out:
-            out.write(self.text + "\n")
+            out.write(text + "\n")
         if os.geteuid() == 0:
-            os.chown(self.path, *_owner_ids())
-        return self.path
-
-    def __exit__(self, *exc) -> None:
-        os.unlink(self.path)
-
-
-def _owner_ids() -> tuple[int, int]:
-    stat = data_dir().stat()
-    return stat.st_uid, stat.st_gid
+            owner = data_dir().stat()
+            os.chown(path, owner.st_uid, owner.st_gid)
+        yield path
+    finally:
+        os.unlink(path)
 
 
-# pg_hba.conf rules (not its comments) that let anyone in: over TCP, and on the socket
 TRUST = re.compile(r"^(host\S*\s.*\s)trust\s*$", re.M)
 LOCAL_TRUST = re.compile(r"^(local\s.*\s)trust\s*$", re.M)
 

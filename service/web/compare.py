@@ -11,7 +11,6 @@ from flask import Blueprint, Flask, abort, current_app, render_template, request
 
 from service.results.comparison import CompareError, compare, parse_run_ids
 from service.results.figures import RunNotFound
-from service.results.formatting import format_value
 
 bp = Blueprint("compare", __name__)
 
@@ -29,7 +28,7 @@ def show():
     series = [{"run_id": e["run_id"], "url": url_for("runs.series", run_id=e["run_id"]),
                "label": f"run {e['run_id']} · {e['cluster']} ({e['cluster_kind']}, {e['api']})"}
               for e in data["runs"]]
-    return render_template("compare.html", data=data, series=series, format_value=format_value)
+    return render_template("compare.html", data=data, series=series)
 
 
 def init_app(app: Flask) -> None:

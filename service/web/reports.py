@@ -17,7 +17,6 @@ from markupsafe import Markup
 
 from service.results.comparison import CompareError, compare
 from service.results.figures import RunNotFound, get_run
-from service.results.formatting import format_value
 from service.results.report import FIGURE_KEYS, report_dict
 from service.results.series import run_series
 
@@ -64,8 +63,7 @@ def run_report(run_id: int):
         verdict, path = run.verdict, run.experiment_path
     html = render_template("report_run.html", run=data, series=series, verdict=verdict,
                            experiment_path=path, figure_keys=FIGURE_KEYS,
-                           format_value=format_value, scripts=inline_scripts(),
-                           generated=_generated())
+                           scripts=inline_scripts(), generated=_generated())
     return _attachment(html, f"faultline-run-{run_id}.html")
 
 
@@ -83,8 +81,7 @@ def compare_report():
     labels = [{"label": f"run {e['run_id']} · {e['cluster']} ({e['cluster_kind']}, {e['api']})"}
               for e in data["runs"]]
     html = render_template("report_compare.html", data=data, series=series, labels=labels,
-                           format_value=format_value, scripts=inline_scripts(),
-                           generated=_generated())
+                           scripts=inline_scripts(), generated=_generated())
     ids = "-".join(str(i) for i in data["run_ids"])
     return _attachment(html, f"faultline-compare-{ids}.html")
 
