@@ -1,15 +1,20 @@
-"""Partition a node from the rest of the cluster, and heal it, as Chaos Toolkit actions.
+"""Partition a node from the rest of the cluster, or make a link lossy or narrow, and undo
+either, as Chaos Toolkit actions.
 
-The node's link stays up and its daemons keep running, but everything in and out of it
-is dropped (nftables on the node, SSH excepted: clusters/firewall.py), so peers see
-a node that went silent while it still believes it is fine.
+A partition: the node's link stays up and its daemons keep running, but everything in and
+out of it is dropped (nftables on the node, SSH excepted: clusters/firewall.py), so peers
+see a node that went silent while it still believes it is fine.
+
+A lossy link (clusters/link_faults.py): a share of the packets of one node, or of the
+traffic between two zones, is lost, and/or the traffic is capped; the nodes keep talking,
+slowly and with retransmissions.
 """
 
 from __future__ import annotations
 
 from chaoslib.exceptions import ActivityFailed
 
-from clusters import firewall
+from clusters import fault_ledger, firewall, link_faults
 from clusters.exceptions import ClusterError
 from clusters.inventory import Cluster
 
@@ -22,7 +27,7 @@ from .safety import (
     node_of,
 )
 
-__all__ = ["partition_node", "heal_partition"]
+__all__ = ["partition_node", "heal_partition", "degrade_link", "restore_link"]
 
 
 def check_arguments(func: str, arguments: dict, cluster: Cluster) -> None:
@@ -32,6 +37,20 @@ def check_arguments(func: str, arguments: dict, cluster: Cluster) -> None:
             firewall.check_ready(node_of(cluster, str(arguments.get("node", "node1"))))
         except ClusterError as exc:
             raise ActivityFailed(str(exc)) from None
+    if func == "degrade_link":
+        try:
+            fault = _link_fault(cluster, arguments)
+            for name in link_faults.receivers(cluster, fault):
+                firewall.check_ready(cluster.node(name))
+        except ClusterError as exc:
+            raise ActivityFailed(str(exc)) from None
+
+
+def _link_fault(cluster: Cluster, arguments: dict) -> link_faults.LinkFault:
+    return link_faults.link_fault(
+        cluster, node=arguments.get("node") or "", zones=arguments.get("zones"),
+        loss_percent=arguments.get("loss_percent"), cap_mbit=arguments.get("cap_mbit"),
+        delay_ms=arguments.get("delay_ms", 0))
 
 
 def partition_node(node: str = "node1", allow_unavailable: bool = False,
@@ -62,3 +81,59 @@ def heal_partition(node: str = "node1", configuration: dict = None) -> dict:
         raise fail("heal_partition", exc) from None
     ledger_restored(cluster, f"partition:{target.name}")
     return {"node": target.name, "healed": True}
+
+
+def degrade_link(node: str = "", zones: list = None, loss_percent: int = None,
+                 cap_mbit: float = None, delay_ms: int = 0, mechanism: str = "auto",
+                 allow_unavailable: bool = False, configuration: dict = None) -> dict:
+    """Make one node's link, or the link between two zones (zones=["zone1", "zone2"]), lossy
+    (loss_percent, 1 to 30) and/or narrow (cap_mbit, megabits per second). Mechanism "auto":
+    netem on the node when its kernel has it, else nftables (random drop and a rate limit
+    in prerouting, SSH excepted); added latency (delay_ms) needs netem. One lossy link per
+    cluster at a time. A lossy node may be marked down by its peers, so it is guarded as a
+    partition is; between zones nothing is taken down. Returns the mechanism used, in
+    words, and the nodes touched."""
+    cluster = cluster_of(configuration)
+    try:
+        fault = _link_fault(cluster, {"node": node, "zones": zones, "loss_percent": loss_percent,
+                                      "cap_mbit": cap_mbit, "delay_ms": delay_ms})
+        already = [e.key for e in fault_ledger.outstanding(cluster.name)
+                   if e.key.startswith("link:")]
+        if already:
+            raise ClusterError(f"{cluster.name} already has a lossy link ({already[0]}): "
+                               "restore_link first")
+        used = link_faults.mechanism_for(cluster, fault, mechanism)
+        verdict = check_blast_radius(cluster, f"lossy link {fault.scope}", allow_unavailable,
+                                     nodes={fault.node} if fault.node else set())
+    except ClusterError as exc:
+        raise fail("degrade_link", exc) from None
+    described = link_faults.describe_mechanism(fault, used)
+    ledger_before(cluster, fault.key, f"{fault.says()} ({described})",
+                  "actions.network.restore_link", {})
+    try:
+        touched = link_faults.apply(cluster, fault, used)
+    except ClusterError as exc:
+        raise fail("degrade_link", exc) from None
+    return {"link": fault.says(), "mechanism": used, "mechanism_detail": described,
+            "loss_percent": fault.loss_percent, "cap_mbit": fault.cap_mbit,
+            "delay_ms": fault.delay_ms, "nodes": touched, "guard": verdict}
+
+
+def restore_link(configuration: dict = None) -> dict:
+    """Remove the lossy link from every node of the cluster (idempotent): the nftables table
+    inet faultline_link and our netem qdisc. Returns what the nftables rules counted before
+    they went (packets seen, lost, capped, and the loss measured) and where they were."""
+    cluster = cluster_of(configuration)
+    try:
+        found = link_faults.clear(cluster)
+    except ClusterError as exc:
+        raise fail("restore_link", exc) from None
+    for entry in fault_ledger.outstanding(cluster.name):
+        if entry.key.startswith("link:"):
+            ledger_restored(cluster, entry.key)
+    counted = [f["counted"] for f in found.values()]
+    seen, lost = sum(c["seen"] for c in counted), sum(c["lost"] for c in counted)
+    return {"restored": True, "nodes": [n for n, f in found.items() if f["had"]],
+            "packets_seen": seen, "packets_lost": lost,
+            "packets_capped": sum(c["capped"] for c in counted),
+            "measured_loss": round(lost / seen, 4) if seen else None}

@@ -10,6 +10,7 @@
      +-- CredentialsError      client credentials are not configured or cannot be read
      +-- FaultLedgerError      the local fault ledger file cannot be read
      +-- BlastRadiusExceeded   a fault would leave data unavailable or on its last copy
+     +-- InvalidLinkFault      a lossy link's arguments do not make sense on the cluster
 """
 
 
@@ -51,3 +52,7 @@ class FaultLedgerError(ClusterError):
 
 class BlastRadiusExceeded(ClusterError):
     """The guard refused a fault (clusters/guard.py); the message gives its reasoning."""
+
+
+class InvalidLinkFault(ClusterError):
+    """A lossy link's arguments do not make sense on this cluster."""

@@ -18,6 +18,7 @@ from typing import Any
 from actions.safety import taken_down
 from clusters.exceptions import ClusterError
 from clusters.inventory import Cluster, Disk, Node
+from clusters.link_faults import link_fault
 from clusters.power import controller_of
 
 GUARD_NOTE = ("Before injecting, the guard checks what the fault takes down against where "
@@ -25,7 +26,8 @@ GUARD_NOTE = ("Before injecting, the guard checks what the fault takes down agai
               "unavailable or on its last copy.")
 # restore actions: described as the way back, not as faults
 RESTORES = {"start_osd", "start_daemon", "restore_disk", "power_on_node", "power_on_zone",
-            "heal_partition", "remove_fill", "start_server", "resume_osd", "resume_server"}
+            "heal_partition", "remove_fill", "start_server", "resume_osd", "resume_server",
+            "restore_link"}
 
 
 @dataclass(frozen=True)
@@ -86,7 +88,7 @@ def _restore_of(func: str, arguments: dict[str, Any], restores: list[dict]) -> s
              "power_off_node": "power_on_node", "power_off_zone": "power_on_zone",
              "partition_node": "heal_partition", "fill_cluster": "remove_fill",
              "kill_server": "start_server", "hang_osd": "resume_osd",
-             "hang_server": "resume_server"}
+             "hang_server": "resume_server", "degrade_link": "restore_link"}
     for activity in restores:
         if _func(activity) == pairs.get(func):
             provider = activity["provider"]
@@ -167,6 +169,13 @@ def _describe(func: str, a: dict[str, Any], cluster: Cluster
         node = cluster.node(str(a.get("node", "node1")))
         return (f"cuts node {node.name} off the network (all its traffic but SSH dropped; "
                 "its daemons keep running)", [node.name], set(), set())
+    if func == "degrade_link":
+        fault = link_fault(cluster, node=a.get("node") or "", zones=a.get("zones"),
+                           loss_percent=a.get("loss_percent"), cap_mbit=a.get("cap_mbit"),
+                           delay_ms=a.get("delay_ms", 0))
+        return (f"makes the link lossy: {fault.says()} (nftables in prerouting, or netem "
+                "where the node has it; daemons keep running)",
+                [fault.node] if fault.node else [], set(), set())
     if func == "fill_cluster":
         target, size = a.get("target", 0.5), a.get("object_mib", 4)
         where = "the pool's namespace faultline-fill" if cluster.kind == "ceph" \

@@ -68,10 +68,22 @@ def _at_risk(state: dict[str, Any]) -> bool | None:
     return None if value is None and "error" not in state else bool(value)
 
 
+# Ceph's own report of a slow or lossy network: heartbeats answered late (osd_heartbeat_grace
+# * mon_warn_on_slow_ping_ratio), while every OSD stays up
+SLOW_PING_CHECKS = ("OSD_SLOW_PING_TIME_BACK", "OSD_SLOW_PING_TIME_FRONT")
+
+
+def fault_seen(state: dict[str, Any]) -> bool:
+    """The cluster itself reported the fault in this sample: a daemon or device down, or
+    (Ceph) a slow-heartbeat warning, all a lossy link may ever get."""
+    return bool(state.get("fault_seen")) or any(
+        check in SLOW_PING_CHECKS for check in state.get("checks") or ())
+
+
 def points_of(session: Session, run_id: int, restore: float | None = None) -> list[ClusterPoint]:
     rows = session.execute(select(ClusterSample).where(ClusterSample.run_id == run_id)
                            .order_by(ClusterSample.ts)).scalars()
-    return [ClusterPoint(ts=r.ts, fault_seen=bool(r.state.get("fault_seen")),
+    return [ClusterPoint(ts=r.ts, fault_seen=fault_seen(r.state),
                          fully_redundant=bool(r.state.get("fully_redundant")),
                          complete=_complete(r.state, restore),
                          at_risk=_at_risk(r.state))

@@ -23,6 +23,12 @@ NOTES = {
 }
 
 
+LOSSY_LINK_NOTE = (
+    "A lossy link drops packets at random (and polices a cap) while every daemon runs and "
+    "answers: TCP resends what is lost, so clients see latency before errors, and the "
+    "cluster notices only if heartbeats miss their grace. Added latency needs the netem "
+    "qdisc; the fault line says which mechanism this run used.")
+
 # what each system does about a fault class, beyond the general note (matched on the
 # fault activity's name, as the experiments under experiments/ name them)
 FAULT_NOTES = {
@@ -47,6 +53,8 @@ FAULT_NOTES = {
     ("ceph", "fill"): (
         "On a filled cluster a surviving OSD may not take a lost OSD's copies (backfillfull "
         "ratio 0.90): Ceph then cannot re-replicate until the OSD is back."),
+    ("ceph", "lossy-link"): LOSSY_LINK_NOTE,
+    ("swift", "lossy-link"): LOSSY_LINK_NOTE,
 }
 
 
@@ -64,6 +72,24 @@ def _activities(run: Run) -> tuple[str | None, bool]:
     fault = next((e.detail.get("name") for e in run.events if e.kind == "fault_injected"), None)
     filled = any(e.kind == "baseline_started" for e in run.events)
     return fault, filled
+
+
+def fault_detail(run: Run) -> list[str]:
+    """What the fault's own record says it did, one line each: the mechanism it used (a
+    lossy link: nftables or netem) and what its rules counted (the loss measured)."""
+    lines = []
+    for event in run.events:
+        output = event.detail.get("output")
+        if not isinstance(output, dict):
+            continue
+        if event.kind == "fault_injected" and output.get("mechanism_detail"):
+            lines.append(f"mechanism: {output['mechanism_detail']}")
+        if event.kind == "activity" and output.get("packets_seen"):
+            lines.append(
+                f"loss measured by the rules: {output['measured_loss']:.1%} of "
+                f"{output['packets_seen']} packets ({output['packets_lost']} lost, "
+                f"{output.get('packets_capped', 0)} over the cap)")
+    return lines
 
 
 def topology_note(run: Run) -> list[str]:
@@ -99,6 +125,7 @@ def report_dict(run: Run) -> dict[str, Any]:
     out["note"] = NOTES.get(run.cluster_kind)
     out["fault_note"] = fault_note(run.cluster_kind, *_activities(run))
     out["topology_note"] = topology_note(run)
+    out["fault_detail"] = fault_detail(run)
     out["validity"] = _validity(figures.get("validity"))
     return out
 
@@ -183,6 +210,8 @@ def format_report(data: dict[str, Any]) -> str:
         lines += [f"  {k}: n/a because {v}" for k, v in data["reasons"].items()]
     if data.get("error"):
         lines += ["", f"  error: {data['error']}"]
+    if data.get("fault_detail"):
+        lines += [""] + [f"  fault: {line}" for line in data["fault_detail"]]
     if data.get("topology_note"):
         lines += [""] + [f"  topology: {note}" for note in data["topology_note"]]
     if data.get("note"):

@@ -3,6 +3,12 @@ healthy again, no acknowledged object lost, and nothing left in the fault ledger
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from catalogue import (
     CephObjects,
@@ -15,8 +21,9 @@ from catalogue import (
 from actions import ceph as ceph_actions
 from actions import disk, fill, network, power
 from actions import swift as swift_actions
-from clusters import fault_ledger, services
+from clusters import fault_ledger, link_faults, services
 from clusters.paths import default_inventory
+from clusters.ssh import run_on_node
 from probes import ceph as ceph_probes
 from probes import swift as swift_probes
 
@@ -149,3 +156,72 @@ def test_fill_reaches_its_target_and_is_removed(lab, request, file_ledger):
         assert fault_ledger.outstanding(cluster.name) == []
     finally:
         fill.remove_fill(configuration=config)
+
+
+# (lab, node whose link is made lossy): Ceph's osd.1 node, a Swift storage node
+LOSSY = {"ceph": "node2", "swift": "node3"}
+
+
+def _retransmitted(node) -> int:
+    """TCP segments the node has retransmitted so far (its namespace's /proc/net/snmp)."""
+    lines = [line.split() for line in run_on_node(node, "cat /proc/net/snmp").stdout.splitlines()
+             if line.startswith("Tcp:")]
+    return int(lines[1][lines[0].index("RetransSegs")])
+
+
+def _nothing_left(cluster) -> dict:
+    return {n.name: left for n in cluster.nodes if (left := link_faults.left_on(n))}
+
+
+@pytest.mark.parametrize("lab", ["ceph", "swift"])
+def test_a_lossy_link_loses_packets_until_restored_and_heal_removes_it_after_a_kill(
+        lab, request, file_ledger, tmp_path, invoke):
+    cluster = request.getfixturevalue(f"{lab}_cluster")
+    config = _config(cluster)
+    target = cluster.node(LOSSY[lab])
+    objects = (CephObjects if lab == "ceph" else SwiftObjects)(cluster)
+    try:
+        retransmitted = _retransmitted(target)
+        result = network.degrade_link(node=target.name, loss_percent=20, configuration=config)
+        # this kernel has no netem: the record says nftables was used, and what it does
+        assert result["mechanism"] == "nftables", result
+        assert result["mechanism_detail"].startswith("nftables random drop 20%")
+        assert [e.key for e in fault_ledger.outstanding(cluster.name)] == [f"link:{target.name}"]
+        # clients still get through, slowly; the rules count what they see and lose
+        objects.write(10)
+        wait_for("300 packets through the lossy rules",
+                 lambda: sum(link_faults.counters(n)["seen"] for n in cluster.nodes) >= 300, 30)
+        assert _retransmitted(target) > retransmitted  # TCP had to resend what was lost
+        restored = network.restore_link(configuration=config)
+        # 20% asked; a binomial spread of 300+ packets is under 3%
+        assert 0.12 <= restored["measured_loss"] <= 0.28, restored
+        assert target.name in restored["nodes"]
+        assert _nothing_left(cluster) == {} and fault_ledger.outstanding(cluster.name) == []
+        assert len(objects.acked) == 10, objects.refused
+        assert objects.lost() == []
+
+        # a run killed (SIGKILL) with its link lossy: `faultline heal` removes it
+        env = {**os.environ, "FAULTLINE_HOME": str(tmp_path),
+               "FAULTLINE_INVENTORY": str(default_inventory())}
+        run = subprocess.Popen(
+            [sys.executable, "-c", "import sys, time; from actions import network; "
+             "network.degrade_link(zones=['zone1', 'zone2'], loss_percent=30, cap_mbit=1, "
+             f"configuration={config!r}); print('in', flush=True); time.sleep(120)"],
+            env=env, stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parents[2])
+        try:
+            assert run.stdout.readline().strip() == "in"
+        finally:
+            os.kill(run.pid, signal.SIGKILL)
+            run.wait()
+        assert set(_nothing_left(cluster)) == {n.name for n in cluster.nodes
+                                               if n.zone in ("zone1", "zone2")}
+        healed = invoke("heal", "--cluster", cluster.name, "--inventory",
+                        str(default_inventory()))
+        assert healed.exit_code == 0, healed.output
+        assert _nothing_left(cluster) == {}
+        assert fault_ledger.outstanding(cluster.name) == []
+    finally:
+        network.restore_link(configuration=config)  # idempotent
+        objects.close()
+    if lab == "ceph":
+        ceph_probes.wait_for_health_ok(timeout_s=120, require_all_up=True, configuration=config)

@@ -51,6 +51,9 @@ def _scopes(name: str, cluster: str, **arguments):
      ("osd.0", "osd.1")),
     ("ceph-partition-node", "ceph", "cuts node node2 off the network (all its traffic but "
                                     "SSH dropped; its daemons keep running)", ("osd.1",)),
+    ("ceph-lossy-link", "ceph", "makes the link lossy: 20% packet loss on node2 (nftables in "
+                                "prerouting, or netem where the node has it; daemons keep "
+                                "running)", ("osd.1",)),
     ("swift-kill-object-server", "swift", "kills object-server.node1 on node1 (SIGKILL)",
      ("object:node1/d1",)),
     ("swift-power-off-node", "swift",
@@ -69,6 +72,17 @@ def test_a_hang_is_restored_by_its_resume():
 
     assert scope.restore == "resume-osd: actions.ceph.resume_osd(osd_id=1)"
     assert scope.held_s == 30
+
+
+def test_a_lossy_link_is_restored_by_restore_link_and_between_zones_takes_nothing_down():
+    [node] = _scopes("swift-lossy-link", "swift")
+    [zones] = _scopes("swift-lossy-link", "swift", node="", zones=["zone1", "zone2"])
+    [bad] = _scopes("swift-lossy-link", "swift", loss_percent=150)
+
+    assert node.restore == "restore-link: actions.network.restore_link()" and node.held_s == 45
+    assert zones.says.startswith("makes the link lossy: 20% packet loss and a 1 Mbit/s cap "
+                                 "between zone1 and zone2") and zones.takes_down == ()
+    assert bad.problem == "loss_percent must be from 1 to 30, not 150"
 
 
 def test_a_fill_then_a_kill_are_two_faults_and_the_fill_is_removed_by_a_rollback():
