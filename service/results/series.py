@@ -31,8 +31,8 @@ def run_series(session: Session, run_id: int, since: float | None = None) -> dic
 
     Each load and cluster point has `t` (seconds from the origin) and `ts` (epoch seconds);
     `origin_ts` is the origin's epoch. With `since` (epoch seconds), only the points after
-    it: a live page asks for what is new (the p99 of a second merges its histograms, too
-    much to redo for a whole run every 2 s); the events always come whole.
+    it: a live page asks for what is new (the percentiles of a second merge its histograms,
+    too much to redo for a whole run every 2 s); the events always come whole.
     """
     run = get_run(session, run_id)
     seconds = _seconds(session, run_id, since)  # summed over op types, as analysis sees it
@@ -47,10 +47,12 @@ def run_series(session: Session, run_id: int, since: float | None = None) -> dic
         "ended": run.status not in ACTIVE, "origin": timeline["origin"], "origin_ts": origin,
         "since": since,
         "load": [{"t": round(ts - origin, 2), "ts": ts, "ops": ops, "errors": errors,
-                  "p99_ms": p99_ms} for ts, ops, errors, p99_ms in seconds],
+                  "p50_ms": p50_ms, "p99_ms": p99_ms}
+                 for ts, ops, errors, p50_ms, p99_ms in seconds],
         "cluster": [{**cluster_point(c.ts - origin, c.health, c.state), "ts": c.ts}
                     for c in samples],
         "events": timeline["events"],
+        "steady_t": _steady_t(run, timeline),
     }
 
 
@@ -67,27 +69,30 @@ def run_timeline(session: Session, run: Run) -> dict[str, Any]:
 
 
 def _seconds(session: Session, run_id: int,
-             since: float | None) -> list[tuple[float, int, int, float | None]]:
-    """(ts, ops, errors, p99 ms) of each second, summed over op types in the database; the
-    p99 merged when the second was stored (LoadSample.second_p99_ms), or merged here from
-    the histograms for the seconds stored without it."""
+             since: float | None) -> list[tuple[float, int, int, float | None, float | None]]:
+    """(ts, ops, errors, p50 ms, p99 ms) of each second, summed over op types in the
+    database; the percentiles merged when the second was stored (LoadSample.second_p50_ms,
+    second_p99_ms), or merged here from the histograms for the seconds stored without them."""
     where = [LoadSample.run_id == run_id]
     if since is not None:
         where.append(LoadSample.ts > since)
-    unmerged = (LoadSample.second_p99_ms.is_(None)) & (LoadSample.histogram != "")
+    unmerged = ((LoadSample.second_p50_ms.is_(None) | LoadSample.second_p99_ms.is_(None))
+                & (LoadSample.histogram != ""))
     rows = session.execute(
         select(LoadSample.ts, func.sum(LoadSample.ops), func.sum(LoadSample.errors),
-               func.max(LoadSample.second_p99_ms), func.count().filter(unmerged))
+               func.max(LoadSample.second_p50_ms), func.max(LoadSample.second_p99_ms),
+               func.count().filter(unmerged))
         .where(*where).group_by(LoadSample.ts).order_by(LoadSample.ts)).all()
     histograms: dict[float, list[str]] = defaultdict(list)
-    if any(row[4] for row in rows):
+    if any(row[5] for row in rows):
         redo = select(LoadSample.ts).where(*where, unmerged).scalar_subquery()
         for ts, blob in session.execute(select(LoadSample.ts, LoadSample.histogram)
                                         .where(*where, LoadSample.ts.in_(redo))):
             if blob:
                 histograms[ts].append(blob)
-    return [(ts, int(ops), int(errors), _p99_ms(tuple(histograms[ts])) if unmerged_n else p99)
-            for ts, ops, errors, p99, unmerged_n in rows]
+    return [(ts, int(ops), int(errors),
+             *(_percentiles_ms(tuple(histograms[ts])) if unmerged_n else (p50, p99)))
+            for ts, ops, errors, p50, p99, unmerged_n in rows]
 
 
 def cluster_point(t: float, health: str, state: dict[str, Any]) -> dict[str, Any]:
@@ -106,6 +111,18 @@ def cluster_point(t: float, health: str, state: dict[str, Any]) -> dict[str, Any
             "handoffs": state.get("handoff_partitions")}
 
 
+def _steady_t(run: Run, timeline: dict[str, Any]) -> float | None:
+    """When the steady load began, in seconds from the origin: the baseline's start, else the
+    load's start plus its ramp (the charts scale their y-axis from there, not the ramp)."""
+    for event in timeline["events"]:
+        if event["kind"] == "baseline_started":
+            return event["t"]
+    if run.load_started_ts is None:
+        return None
+    ramp_s = float((run.workload or {}).get("ramp_s") or 0.0)
+    return round(run.load_started_ts + ramp_s - timeline["origin_ts"], 2)
+
+
 def _origin(session: Session, run: Run) -> tuple[float, str]:
     if run.fault_ts:
         return run.fault_ts, "fault"
@@ -119,9 +136,11 @@ def _origin(session: Session, run: Run) -> tuple[float, str]:
     return (min(firsts), "first sample") if firsts else (0.0, "load start")
 
 
-def _p99_ms(histograms: tuple[str, ...]) -> float | None:
-    merged = merge_histograms(list(histograms))  # exact p99 over every op type
-    return merged.get_value_at_percentile(99) / 1000 if merged.get_total_count() else None
+def _percentiles_ms(histograms: tuple[str, ...]) -> tuple[float | None, float | None]:
+    merged = merge_histograms(list(histograms))  # exact over every op type
+    if not merged.get_total_count():
+        return None, None
+    return merged.get_value_at_percentile(50) / 1000, merged.get_value_at_percentile(99) / 1000
 
 
 def series(sessions: sessionmaker[Session], run_id: int) -> dict[str, Any]:

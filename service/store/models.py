@@ -116,8 +116,10 @@ class LoadSample(Base):
     p99_ms: Mapped[float | None] = mapped_column(Float)
     max_ms: Mapped[float | None] = mapped_column(Float)
     histogram: Mapped[str] = mapped_column(Text, default="")
-    # p99 of the whole second, every op type's histogram merged (the same on each op's row of
-    # the second), merged once when stored: what the run page draws (service.results.series)
+    # p50 and p99 of the whole second, every op type's histogram merged (the same on each op's
+    # row of the second), merged once when stored: what the run page draws
+    # (service.results.series)
+    second_p50_ms: Mapped[float | None] = mapped_column(Float)
     second_p99_ms: Mapped[float | None] = mapped_column(Float)
 
 

@@ -76,14 +76,15 @@ class RunRecorder:
 
     def load_samples(self, samples: list[Sample]) -> None:
         """Every op type of a second comes in the same batch (loadgen.samples hands out
-        whole seconds), so the second's p99 over all of them is merged here, once."""
-        # one driver of several has part of each second: its p99 is not the second's
-        second_p99 = {} if self.one_of_several else second_p99_ms(samples)
+        whole seconds), so the second's p50 and p99 over all of them are merged here, once."""
+        # one driver of several has part of each second: its percentiles are not the second's
+        merged = {} if self.one_of_several else second_percentiles_ms(samples)
         rows = [{"run_id": self.run_id, "ts": s.ts, "op": s.op, "ops": s.ops,
                  "bytes": s.bytes, "errors": s.error_count, "errors_by_class": s.errors,
                  "missed": s.missed, "p50_ms": s.p50_ms, "p99_ms": s.p99_ms,
                  "max_ms": s.max_ms, "histogram": s.histogram,
-                 "second_p99_ms": second_p99.get(s.ts)} for s in samples]
+                 "second_p50_ms": merged.get(s.ts, (None, None))[0],
+                 "second_p99_ms": merged.get(s.ts, (None, None))[1]} for s in samples]
         if rows:
             with self._lock, self.sessions.begin() as session:
                 session.execute(insert(LoadSample), rows)
@@ -113,15 +114,16 @@ def owned_by_this_process() -> dict[str, Any]:
             "owner_seen_at": func.now()}
 
 
-def second_p99_ms(samples: list[Sample]) -> dict[float, float]:
-    """The p99 of each second over its op types' merged histograms (exact, as
+def second_percentiles_ms(samples: list[Sample]) -> dict[float, tuple[float, float]]:
+    """The (p50, p99) of each second over its op types' merged histograms (exact, as
     service.results.series would merge them); seconds without a completed op are left out."""
     by_second: dict[float, list[str]] = defaultdict(list)
     for s in samples:
         if s.histogram:
             by_second[s.ts].append(s.histogram)
-    return {ts: merge_histograms(blobs).get_value_at_percentile(99) / 1000
-            for ts, blobs in by_second.items()}
+    merged = {ts: merge_histograms(blobs) for ts, blobs in by_second.items()}
+    return {ts: (h.get_value_at_percentile(50) / 1000, h.get_value_at_percentile(99) / 1000)
+            for ts, h in merged.items()}
 
 
 def load_ledger(session: Session, run_id: int) -> list[Entry]:

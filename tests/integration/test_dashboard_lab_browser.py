@@ -3,8 +3,8 @@ worker: log in as an operator, trigger the same fault class on Ceph (an OSD kill
 Swift (an object server killed) from the catalogue's form, watch each run's page draw the
 load live while the run goes on, then tick both runs in the history and compare them.
 
-The screenshots (tests/artifacts/lab-*.png) are the README's; the runs' figures go to
-tests/artifacts/lab-runs.json."""
+The screenshots go to tests/artifacts/lab-*.png (the README's come from fixed data:
+test_dashboard_charts.py); the runs' figures go to tests/artifacts/lab-runs.json."""
 
 from __future__ import annotations
 

@@ -131,7 +131,8 @@ def test_the_ceph_series_has_degraded_and_misplaced_objects_and_clean_pgs(viewer
 
     assert (data["status"], data["ended"], data["origin"]) == ("completed", True, "fault")
     assert len(data["load"]) == 60 and data["load"][30] == {
-        "t": 0.0, "ts": data["origin_ts"], "ops": 0, "errors": 0, "p99_ms": None}
+        "t": 0.0, "ts": data["origin_ts"], "ops": 0, "errors": 0, "p50_ms": None,
+        "p99_ms": None}
     hurt = data["cluster"][35]
     assert (hurt["t"], hurt["degraded"], hurt["misplaced"], hurt["clean_pgs"],
             hurt["num_pgs"]) == (5.0, 480, 60, 20, 32)

@@ -1,6 +1,7 @@
-"""The run page's per-second p99: merged once when the recorder stores a second
-(load_samples.second_p99_ms), or merged from the histograms for seconds stored without it
-(runs recorded before migration 0010). Both must give the same series, on real PostgreSQL."""
+"""The run page's per-second p50 and p99: merged once when the recorder stores a second
+(load_samples.second_p50_ms, second_p99_ms), or merged from the histograms for seconds stored
+without them (runs recorded before migrations 0010 and 0017). Both must give the same series,
+on real PostgreSQL."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def _samples(seconds: int):
     return recorder.take_closed(float(seconds), OPS)
 
 
-def test_the_stored_second_p99_equals_the_merge_of_its_histograms(sessions):
+def test_the_stored_second_percentiles_equal_the_merge_of_its_histograms(sessions):
     recorder = RunRecorder.create(sessions, title="p99 test", cluster="lab-ceph",
                                   cluster_kind="ceph", workload={})
     try:
@@ -34,11 +35,13 @@ def test_the_stored_second_p99_equals_the_merge_of_its_histograms(sessions):
             stored = run_series(session, recorder.run_id)["load"]
         with sessions.begin() as session:
             session.execute(update(LoadSample).where(LoadSample.run_id == recorder.run_id)
-                            .values(second_p99_ms=None))
+                            .values(second_p50_ms=None, second_p99_ms=None))
         with sessions() as session:
             merged = run_series(session, recorder.run_id)["load"]
         assert len(stored) == 30
         assert [p["p99_ms"] for p in stored] == [p["p99_ms"] for p in merged]
+        assert [p["p50_ms"] for p in stored] == [p["p50_ms"] for p in merged]
+        assert all(p["p50_ms"] <= p["p99_ms"] for p in stored if p["p99_ms"] is not None)
         assert sum(p["p99_ms"] is not None for p in stored) >= 25
         assert len({p["p99_ms"] for p in stored}) > 5  # real, varied values
     finally:

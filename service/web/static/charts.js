@@ -2,8 +2,12 @@
  *
  * The run page (live while a run goes on), the comparison, the schedule trends and the
  * downloadable reports all draw with these functions, from the JSON the service gives
- * (service/run_series.py, service/schedule_series.py). Load chart.umd.js and
+ * (service/results/series.py, service/results/calibration_report.py). Load chart.umd.js and
  * chartjs-plugin-annotation.min.js first.
+ *
+ * Two things neither library does: a y-axis that keeps the fault in view (robustScale:
+ * scaled to the steady seconds, not the ramp or the end-of-run burst, with a "full scale"
+ * box on each page), and marker labels staggered so that none hides another (labelRows).
  */
 (function (global) {
   "use strict";
@@ -16,19 +20,101 @@
     fully_redundant: {color: "#909", label: "fully redundant"},
   };
   const COLORS = ["#06c", "#c60", "#093", "#909", "#c00", "#555", "#0aa", "#aa0"];
+  const LABEL = {font: {size: 10}, padding: 3};
+  const LABEL_GAP_PX = 4;  // between two labels on one row, and between rows
+  const TAIL_S = 5;  // the last seconds of a run, left out of the y-scale (its end burst)
+  const HEADROOM = 1.3;  // above the robust maximum: room for the marker labels
+
+  /* Rows for marker labels (0 is the top) so that no two overlap: each label takes the first
+   * row where it clears the one before it. The annotation plugin centres a label on its line
+   * (kept inside the chart area) but does not avoid other labels. */
+  function labelRows(chart, labels) {
+    const ctx = chart.ctx, area = chart.chartArea, x = chart.scales.x;
+    ctx.save();
+    ctx.font = Chart.helpers.toFont(LABEL.font).string;
+    const boxes = labels.map(l => {
+      const width = ctx.measureText(l.text).width + 2 * LABEL.padding + LABEL_GAP_PX;
+      const centre = x.getPixelForValue(l.t);
+      const left = Math.min(Math.max(centre - width / 2, area.left), area.right - width);
+      return {id: l.id, left: left, right: left + width};
+    }).sort((a, b) => a.left - b.left);
+    ctx.restore();
+    const rowEnds = [], rows = {};
+    boxes.forEach(b => {
+      let row = rowEnds.findIndex(end => end <= b.left);
+      if (row < 0) row = rowEnds.push(0) - 1;
+      rowEnds[row] = b.right;
+      rows[b.id] = row;
+    });
+    return rows;
+  }
+
+  /* Vertical lines with labels at the top, staggered so that none hides another:
+   * lines = [{id, t, text, color, width, dash}] -> the annotation plugin's annotations. */
+  function labelledLines(lines) {
+    const rowHeight = Chart.helpers.toFont(LABEL.font).lineHeight + 2 * LABEL.padding
+                      + LABEL_GAP_PX;
+    const out = {};
+    lines.forEach(l => {
+      out[l.id] = {type: "line", xMin: l.t, xMax: l.t, borderColor: l.color,
+        borderWidth: l.width, borderDash: l.dash || [],
+        // "end" is the top of a vertical line; rows go down from there
+        label: {display: true, content: l.text, position: "end", backgroundColor: l.color,
+                font: LABEL.font, padding: LABEL.padding,
+                yAdjust: c => labelRows(c.chart, lines)[l.id] * rowHeight}};
+    });
+    return out;
+  }
 
   /* Vertical lines for the events that matter on a time axis (fault, restore, ...). */
   function marks(events) {
-    const out = {};
-    (events || []).forEach((e, i) => {
+    return labelledLines((events || []).filter(e => MARKS[e.kind]).map((e, i) => {
       const style = MARKS[e.kind];
-      if (!style) return;
-      out["m" + i] = {type: "line", xMin: e.t, xMax: e.t, borderColor: style.color,
-        borderWidth: style.strong ? 2 : 1, borderDash: style.strong ? [] : [4, 4],
-        label: {display: true, content: style.label, position: style.strong ? "start" : "end",
-                backgroundColor: style.color, font: {size: 10}}};
+      return {id: "m" + i, t: e.t, text: style.label, color: style.color,
+              width: style.strong ? 2 : 1, dash: style.strong ? [] : [4, 4]};
+    }));
+  }
+
+  /* The y-axes scaled to what matters, not to a ramp or a burst: each dataset may name the
+   * points that count (`robustRange`: first and last index); an axis listed in the plugin's
+   * `quantiles` then ends at that quantile of them, times HEADROOM, unless `full` is set
+   * (the pages' "full scale" box). Chart.js rounds the end up to a tick. */
+  const robustScale = {
+    id: "robustScale",
+    afterDataLimits(chart, args, options) {
+      const scale = args.scale, quantile = (options.quantiles || {})[scale.id];
+      if (options.full || quantile === undefined) return;
+      const values = [];
+      chart.data.datasets.forEach((d, i) => {
+        if ((d.yAxisID || "y") !== scale.id || !d.robustRange || !chart.isDatasetVisible(i)) {
+          return;
+        }
+        const [first, last] = d.robustRange;
+        d.data.slice(first, last + 1).forEach(p => { if (p.y != null) values.push(p.y); });
+      });
+      if (values.length < 3) return;  // too little to judge: everything
+      values.sort((a, b) => a - b);
+      const top = values[Math.ceil(quantile * values.length) - 1] * HEADROOM;
+      if (top > 0 && top < scale.max) scale.max = Math.max(top, scale.min + 1);
+    },
+  };
+
+  /* The indexes of a run's points between its steady start and its last TAIL_S seconds. */
+  function steadyRange(rows, steadyT) {
+    const lastT = rows.length ? rows[rows.length - 1].t : 0;
+    const from = steadyT == null ? -Infinity : steadyT;
+    const first = rows.findIndex(p => p.t >= from);
+    let last = -1;
+    rows.forEach((p, i) => { if (p.t >= from && p.t <= lastT - TAIL_S) last = i; });
+    return first < 0 || last < first ? null : [first, last];
+  }
+
+  /* Show every point (true) or the robust scale (false) on these charts. */
+  function setFullScale(charts, full) {
+    charts.filter(chart => (chart.config.plugins || []).includes(robustScale)).forEach(chart => {
+      chart.options.plugins.robustScale.full = full;
+      chart.update("none");
     });
-    return out;
   }
 
   function points(rows, key, scale) {
@@ -41,7 +127,9 @@
                           pointRadius: 0, borderWidth: 1.5, yAxisID: axis || "y"}, extra || {});
   }
 
-  function timeOptions(origin, annotations, y, y2) {
+  /* Options of a chart on a time axis; `quantiles` (axis id -> quantile of the steady points)
+   * gives an axis the robust scale, `full` shows everything. */
+  function timeOptions(origin, annotations, y, y2, quantiles, full) {
     const scales = {
       x: {type: "linear", title: {display: true, text: "seconds from the " + origin}},
       y: {beginAtZero: true, title: {display: true, text: y}},
@@ -52,7 +140,8 @@
     }
     return {animation: false, parsing: true, maintainAspectRatio: false,
             interaction: {mode: "nearest", axis: "x", intersect: false},
-            scales: scales, plugins: {annotation: {annotations: annotations}}};
+            scales: scales, plugins: {annotation: {annotations: annotations},
+                                      robustScale: {quantiles: quantiles || {}, full: !!full}}};
   }
 
   /* The cluster's recovery, per system: what the sampler records (service/sampler.py). */
@@ -67,23 +156,44 @@
       line("handoff partitions", points(d.cluster, "handoffs"), "#c60", "y2")]},
   };
 
-  function runConfigs(d, kind) {
+  /* Room above a chart's highest point for the marker labels (Chart.js's grace). */
+  function withLabelRoom(options) {
+    Object.values(options.scales).filter(s => s !== options.scales.x).forEach(s => {
+      s.grace = `${Math.round((HEADROOM - 1) * 100)}%`;
+    });
+    return options;
+  }
+
+  /* Throughput scales to the 99th percentile of its steady seconds (a catch-up second after
+   * the stall may pass it); latency to the highest steady second, the fault's included. */
+  const QUANTILES = {throughput: {y: 0.99}, latency: {y: 1}};
+
+  function runConfigs(d, kind, full) {
     const m = marks(d.events);
+    const steady = {robustRange: steadyRange(d.load || [], d.steady_t)};
     const recovery = RECOVERY[kind] || {y: "", y2: null, datasets: () => []};
     return {
-      throughput: {type: "line", options: timeOptions(d.origin, m, "ops/s", "errors/s"),
-        data: {datasets: [line("ops/s", points(d.load, "ops"), "#06c", "y"),
+      throughput: {type: "line", plugins: [robustScale],
+        options: timeOptions(d.origin, m, "ops/s", "errors/s", QUANTILES.throughput, full),
+        data: {datasets: [line("ops/s", points(d.load, "ops"), "#06c", "y", steady),
                           line("errors/s", points(d.load, "errors"), "#c00", "y2")]}},
-      latency: {type: "line", options: timeOptions(d.origin, m, "p99 latency, ms"),
-        data: {datasets: [line("p99 latency ms", points(d.load, "p99_ms"), "#555", "y")]}},
-      cluster: {type: "line", options: timeOptions(d.origin, m, recovery.y, recovery.y2),
+      latency: {type: "line", plugins: [robustScale],
+        options: timeOptions(d.origin, m, "latency, ms", null, QUANTILES.latency, full),
+        data: {datasets: [
+          line("p50 latency ms", points(d.load, "p50_ms"), "#06c", "y", steady),
+          // the band between the two lines: half the operations took that long or less, and
+          // 99 in 100 took at most the upper edge
+          line("p99 latency ms", points(d.load, "p99_ms"), "#555", "y",
+               Object.assign({fill: "-1", backgroundColor: "rgba(85, 85, 85, 0.2)"}, steady))]}},
+      cluster: {type: "line", options: withLabelRoom(
+        timeOptions(d.origin, m, recovery.y, recovery.y2)),
         data: {datasets: recovery.datasets(d)}},
     };
   }
 
   /* The three charts of a run: {throughput, latency, cluster} canvas ids -> Chart. */
-  function drawRun(ids, data, kind) {
-    const configs = runConfigs(data, kind);
+  function drawRun(ids, data, kind, full) {
+    const configs = runConfigs(data, kind, full);
     const charts = {};
     Object.keys(ids).forEach(name => {
       const canvas = document.getElementById(ids[name]);
@@ -94,8 +204,8 @@
   }
 
   /* Redraw a run's charts with newer data (the live page). */
-  function updateRun(charts, data, kind) {
-    const configs = runConfigs(data, kind);
+  function updateRun(charts, data, kind, full) {
+    const configs = runConfigs(data, kind, full);
     Object.keys(charts).forEach(name => {
       charts[name].data = configs[name].data;
       charts[name].options = configs[name].options;
@@ -104,21 +214,22 @@
   }
 
   /* Runs overlaid, each from its own fault: series = [{label}], all = their series JSON. */
-  function overlay(canvas, series, all) {
-    const annotations = {fault: {type: "line", xMin: 0, xMax: 0, borderColor: "#c00",
-      borderWidth: 2, label: {display: true, content: "fault", position: "start"}}};
+  function overlay(canvas, series, all, full) {
+    const lines = [{id: "fault", t: 0, text: "fault", color: "#c00", width: 2}];
     const datasets = all.map((data, i) => {
       const color = COLORS[i % COLORS.length];
       data.events.filter(e => e.kind === "restored").forEach((e, j) => {
-        annotations[`restored${i}_${j}`] = {type: "line", xMin: e.t, xMax: e.t,
-          borderColor: color, borderWidth: 1, borderDash: [6, 4],
-          label: {display: true, content: `run ${data.run_id} restored`, position: "end"}};
+        lines.push({id: `restored${i}_${j}`, t: e.t, text: `run ${data.run_id} restored`,
+                    color: color, width: 1, dash: [6, 4]});
       });
       const from = data.origin === "fault" ? "" : " (no fault: from load start)";
-      return line(series[i].label + from, points(data.load, "ops"), color, "y");
+      return line(series[i].label + from, points(data.load, "ops"), color, "y",
+                  {robustRange: steadyRange(data.load, data.steady_t)});
     });
-    const options = timeOptions("fault", annotations, "ops/s");
-    const chart = new Chart(canvas, {type: "line", data: {datasets: datasets}, options: options});
+    const options = timeOptions("fault", labelledLines(lines), "ops/s", null,
+                                QUANTILES.throughput, full);
+    const chart = new Chart(canvas, {type: "line", data: {datasets: datasets}, options: options,
+                                     plugins: [robustScale]});
     canvas.dataset.ready = "1";
     return chart;
   }
@@ -151,22 +262,34 @@
     return chart;
   }
 
-  /* A calibration: throughput against p50 and p99 (one point per stage, the knee ringed),
-   * and each stage's response-time CDF on a log latency axis, where a tail shows. */
-  function calibration(curveCanvas, cdfCanvas, d) {
+  /* A calibration: throughput against p50 and p99 (one point per stage, the knee ringed and
+   * marked), and each stage's response-time CDF on a log latency axis, where a tail shows.
+   * The curve's latency axis ends near the stage after the knee: past it latency explodes
+   * and would flatten everything before (`full` shows it all). */
+  function calibration(curveCanvas, cdfCanvas, d, full) {
     const knee = s => s.in_flight === d.knee_in_flight;
+    const kneeIndex = d.stages.findIndex(knee);
+    const lastScaled = kneeIndex < 0 ? null
+                                     : d.stages[Math.min(kneeIndex + 1, d.stages.length - 1)];
     const curvePoints = key => d.stages.filter(s => s[key] != null).map(
       s => ({x: s.ops_s, y: s[key], in_flight: s.in_flight}));
+    const upToKnee = rows => ({robustRange: lastScaled === null ? null
+      : [0, rows.findLastIndex(p => p.in_flight <= lastScaled.in_flight)]});
+    const p99 = curvePoints("p99_ms"), p50 = curvePoints("p50_ms");
     const tooltip = {callbacks: {label: c => `${c.dataset.label}: ${c.raw.y} ms at ` +
                                              `${c.raw.x} ops/s, ${c.raw.in_flight} in flight`}};
-    const curve = new Chart(curveCanvas, {type: "line", data: {datasets: [
-        line("p99 ms", curvePoints("p99_ms"), "#c60", "y", {pointRadius: d.stages.map(
-          s => knee(s) ? 7 : 3)}),
-        line("p50 ms", curvePoints("p50_ms"), "#06c", "y", {pointRadius: 3})]},
+    const kneeLine = kneeIndex < 0 || d.capacity_ops == null ? {} : labelledLines([{id: "knee", t: d.capacity_ops,
+      text: `knee: ${d.knee_in_flight} in flight, ${d.capacity_ops.toFixed(1)} ops/s`,
+      color: "#c60", width: 1, dash: [4, 4]}]);
+    const curve = new Chart(curveCanvas, {type: "line", plugins: [robustScale], data: {datasets: [
+        line("p99 ms", p99, "#c60", "y", Object.assign(
+          {pointRadius: p99.map(p => p.in_flight === d.knee_in_flight ? 7 : 3)}, upToKnee(p99))),
+        line("p50 ms", p50, "#06c", "y", Object.assign({pointRadius: 3}, upToKnee(p50)))]},
       options: {animation: false, maintainAspectRatio: false,
         scales: {x: {type: "linear", title: {display: true, text: "throughput, ops/s"}},
                  y: {beginAtZero: true, title: {display: true, text: "latency, ms"}}},
-        plugins: {tooltip: tooltip}}});
+        plugins: {tooltip: tooltip, annotation: {annotations: kneeLine},
+                  robustScale: {quantiles: {y: 1}, full: !!full}}}});
     const cdf = new Chart(cdfCanvas, {type: "line", data: {datasets: d.stages
         .filter(s => s.cdf.length)
         .map((s, i) => line(`${s.in_flight} in flight` + (knee(s) ? " (knee)" : ""),
@@ -181,5 +304,5 @@
   }
 
   global.Faultline = {marks: marks, drawRun: drawRun, updateRun: updateRun, overlay: overlay,
-                      trend: trend, calibration: calibration};
+                      trend: trend, calibration: calibration, setFullScale: setFullScale};
 })(window);
