@@ -103,14 +103,25 @@ def parse_status(status: dict[str, Any]) -> CephState:
 class CephAdmin:
     """A connected rados handle for admin queries. Use as a context manager."""
 
-    def __init__(self, conf: str, keyring: str | None = None, timeout: float = 10.0):
+    def __init__(self, conf: str | None, keyring: str | None = None, timeout: float = 10.0,
+                 mon_host: str | None = None, client_id: str | None = None,
+                 bounded_connect: bool = False):
+        """`conf` is a ceph.conf path; without one, `mon_host` says where the monitors are
+        (inventory discovery starts from a monitor address and a keyring). With
+        `bounded_connect`, connecting to monitors that never answer fails after `timeout`
+        instead of librados' 300 s (client_mount_timeout)."""
         options = {"rados_mon_op_timeout": str(int(timeout)),
                    "rados_osd_op_timeout": str(int(timeout))}
+        if bounded_connect:
+            options["client_mount_timeout"] = str(int(timeout))
         if keyring:
             options["keyring"] = keyring
+        if mon_host:
+            options["mon_host"] = mon_host
         self.timeout = timeout
-        self.conf = conf
-        self._rados = rados.Rados(conffile=conf, conf=options)
+        self.conf = conf or str(mon_host)  # named in the "cannot reach" message
+        # conffile=None reads no file at all ("" would search /etc/ceph)
+        self._rados = rados.Rados(conffile=conf, conf=options, rados_id=client_id)
 
     @classmethod
     def for_cluster(cls, cluster: Cluster, timeout: float = 10.0) -> CephAdmin:

@@ -1,0 +1,14 @@
+"""`faultline inventory discover`: draft an inventory from what a cluster already knows
+(Ceph's monitors, Swift's rings), commented with where each entry came from and marked
+TODO where a person must fill in what no cluster map holds (SSH access, BMCs, how daemons
+are supervised). The output loads with clusters.inventory unchanged."""
+
+from .ceph import CephSource
+from .discover import discover_ceph, discover_swift
+from .draft import TODO, DraftCluster, Entry
+from .reach import Reach
+from .render import inventory_text
+from .swift import SwiftSource
+
+__all__ = ["TODO", "CephSource", "DraftCluster", "Entry", "Reach", "SwiftSource",
+           "discover_ceph", "discover_swift", "inventory_text"]
