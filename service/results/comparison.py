@@ -27,6 +27,7 @@ from .formatting import format_value
 from .report import FIGURE_KEYS, NOTES, kept_out, report_dict
 from .trial_groups import describe, trial_groups
 
+RUN_ID_MAX = 2**31 - 1  # a run id is a PostgreSQL integer
 DEFAULT_API = {"ceph": "rados", "swift": "swift"}
 
 SELF_HEALING = (
@@ -93,8 +94,8 @@ def parse_run_ids(values: list[str]) -> list[int]:
             part = part.strip()
             if not part:
                 continue
-            if not part.isdigit():
-                raise CompareError(f"{part!r} is not a run id")
+            if not part.isdigit() or int(part) > RUN_ID_MAX:
+                raise CompareError(f"{part[:60]!r} is not a run id")
             ids.append(int(part))
     return ids
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from chaoslib.exceptions import ChaosException
 from flask import Flask, jsonify
+from werkzeug import exceptions as werkzeug_exceptions
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import IntegerConverter
 
@@ -91,11 +92,15 @@ PG_INT_MAX = 2**31 - 1
 
 class DatabaseInt(IntegerConverter):
     """The `int` of every route, bounded to PostgreSQL's integer (ids are that type): a
-    larger number matches no route, so it is a 404 and never reaches the database."""
+    larger number is a 404 and never reaches the database."""
 
-    def __init__(self, url_map, *args, **kwargs):
-        kwargs.setdefault("max", PG_INT_MAX)
-        super().__init__(url_map, *args, **kwargs)
+    def to_python(self, value: str) -> int:
+        # a 404 raised here, not a failed match: a failed match would let Werkzeug answer
+        # 405 for the other methods of the same path
+        number = int(value)
+        if number > PG_INT_MAX:
+            raise werkzeug_exceptions.NotFound(f"no resource has id {number}")
+        return number
 
 
 def json_http_error(exc: HTTPException):

@@ -107,10 +107,42 @@ def test_an_id_past_the_databases_integers_is_a_404_not_a_500(api_as, path):
     assert "error" in response.json
 
 
+@pytest.mark.parametrize("method", ["get", "patch", "delete"])
+def test_every_method_of_a_path_answers_404_for_an_id_past_the_databases_integers(
+        api_as, method):
+    response = getattr(api_as("operator"), method)(f"/api/v1/schedules/{BIG}", json={})
+
+    assert response.status_code == 404, response.json
+    assert response.json == {"error": f"no resource has id {BIG}"}
+
+
+@pytest.mark.parametrize(("request_", "message"), [
+    (("get", "/api/v1/faults?cluster=%00"), "text must not contain NUL characters"),
+    (("get", "/api/v1/experiments/a%00b"), "text must not contain NUL characters"),
+    (("post", "/api/v1/schedules", {"name": "x\u0000", "cron": "@daily",
+                                   "experiment": "ceph-kill-osd", "clusters": ["lab-ceph"]}),
+     "text must not contain NUL characters"),
+    (("get", "/api/v1/comparisons?runs=7"), "a comparison needs at least two different runs"),
+    (("get", "/api/v1/comparisons?runs=7,7"), "a comparison needs at least two different runs"),
+    (("get", f"/api/v1/comparisons?runs=1,{BIG}"), f"'{BIG}' is not a run id"),
+])
+def test_text_postgresql_cannot_hold_and_runs_outside_the_document_are_400s(
+        api_as, request_, message):
+    method, url, *body = request_
+    client = api_as("operator")
+    response = (getattr(client, method)(url, json=body[0]) if body
+                else getattr(client, method)(url))
+
+    assert response.status_code == 400, response.json
+    assert response.json["error"].startswith(message), response.json
+
+
 @pytest.mark.parametrize(("query", "message"), [
-    (f"page={BIG}", f"page must be at most 2147483647 in size, not '{BIG}'"),
-    (f"schedule_id=-{BIG}1",
-     f"schedule_id must be at most 2147483647 in size, not '-{BIG}1'"),
+    (f"page={BIG}", f"page must be from 1 to 2147483647, not '{BIG}'"),
+    (f"schedule_id=-{BIG}1", f"schedule_id must be from 0 to 2147483647, not '-{BIG}1'"),
+    ("schedule_id=-1", "schedule_id must be from 0 to 2147483647, not '-1'"),
+    ("per_page=0", "per_page must be from 1 to 2147483647, not '0'"),
+    ("cluster=lab%00ceph", "text must not contain NUL characters"),
     ("status=", "unknown status '' (known: queued, cancelled, running, completed, deviated, "
                 "interrupted, invalid"),
     ("kind=", "unknown kind '' (known: ceph, swift)"),

@@ -235,3 +235,19 @@ def test_a_schedule_is_deleted_and_its_runs_stay(made, operator, sessions):
         assert session.get(Run, run.id).schedule_id is None  # kept; deleted by api_as
         assert session.execute(select(func.count(Schedule.id))
                                .where(Schedule.id == schedule["id"])).scalar_one() == 0
+
+
+@pytest.mark.parametrize("field", ["name", "cron", "timezone", "enabled"])
+def test_a_change_to_null_of_what_every_schedule_has_is_a_400_and_changes_nothing(
+        api_as, field):
+    # found by schemathesis: a null cron reached the cron parser, a 500
+    operator = api_as("operator")
+    made = operator.post("/api/v1/schedules", json={
+        "name": f"null-{field}", "cron": "0 2 * * *", "experiment": "ceph-kill-osd",
+        "clusters": ["lab-ceph"]}).json
+
+    response = operator.patch(f"/api/v1/schedules/{made['id']}", json={field: None})
+
+    assert response.status_code == 400, response.json
+    assert response.json == {"error": f"field '{field}' cannot be null; leave it out to keep it"}
+    assert operator.get(f"/api/v1/schedules/{made['id']}").json[field] == made[field]

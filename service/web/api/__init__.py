@@ -25,6 +25,9 @@ from . import (  # noqa: F401  (each module adds its routes to the blueprint)
     schedules,
 )
 from .blueprint import bp
+from .params import refuse_nul
+
+bp.before_request(refuse_nul)
 
 
 def init_app(app: Flask) -> None:

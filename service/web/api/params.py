@@ -28,7 +28,29 @@ def json_body() -> dict[str, Any]:
         raise BadRequest(f"the body is not valid JSON: {exc}") from None
     if not isinstance(body, dict):
         raise BadRequest("the body must be a JSON object")
+    if _holds_nul(body):
+        raise BadRequest(NUL_MESSAGE)
     return body
+
+
+NUL_MESSAGE = "text must not contain NUL characters (PostgreSQL cannot store them)"
+
+
+def refuse_nul() -> None:
+    """Before any view: a NUL in the path or a query parameter is refused, as in a body."""
+    if "\x00" in request.path or any("\x00" in k or "\x00" in v
+                                      for k, v in request.args.items(multi=True)):
+        raise BadRequest(NUL_MESSAGE)
+
+
+def _holds_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_holds_nul(k) or _holds_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_holds_nul(v) for v in value)
+    return False
 
 
 def fields(body: dict[str, Any], required: dict[str, type] | None = None,
@@ -68,23 +90,28 @@ def check_query(known: tuple[str, ...]) -> None:
                          f"(known: {', '.join(sorted(known)) or 'none'})")
 
 
-def query_int(name: str, default: int | None = None) -> int | None:
-    """A whole-number query parameter (default if absent), within PostgreSQL's integer."""
+def query_int(name: str, default: int | None = None, minimum: int = 0) -> int | None:
+    """A whole-number query parameter (default if absent), from `minimum` to PostgreSQL's
+    largest integer, as the OpenAPI document bounds it."""
     raw = request.args.get(name)
-    if raw is None or raw == "":
+    if raw is None:
         return default
     try:
         value = int(raw)
     except ValueError:
         raise BadRequest(f"{name} must be a whole number, not {raw[:60]!r}") from None
-    if not -PG_INT_MAX - 1 <= value <= PG_INT_MAX:
-        raise BadRequest(f"{name} must be at most {PG_INT_MAX} in size, not {raw[:60]!r}")
+    if not minimum <= value <= PG_INT_MAX:
+        raise BadRequest(f"{name} must be from {minimum} to {PG_INT_MAX}, not {raw[:60]!r}")
     return value
 
 
 def query_str(name: str) -> str | None:
+    """A text query parameter, or None if absent; a blank one is refused, as the document
+    says (a filter left empty by mistake would otherwise silently match everything)."""
     value = request.args.get(name)
-    return value if value else None
+    if value is not None and not value.strip():
+        raise BadRequest(f"{name} must not be blank (leave it out to match any)")
+    return value
 
 
 def query_choice(name: str, choices: tuple[str, ...]) -> str | None:

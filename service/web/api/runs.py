@@ -31,8 +31,8 @@ def list_runs():
         experiment=query_str("experiment"), schedule_id=query_int("schedule_id"))
     where.check()
     interrupt_dead_runs(sessions(), "the API's runs list")  # a run whose process died
-    page = run_queries.list_runs(sessions(), where, page=query_int("page", 1),
-                                 per_page=query_int("per_page", 50))
+    page = run_queries.list_runs(sessions(), where, page=query_int("page", 1, minimum=1),
+                                 per_page=query_int("per_page", 50, minimum=1))
     return page.as_dict()
 
 

@@ -17,12 +17,14 @@ from service.schedules import services as schedules
 
 from .blueprint import bp
 from .context import experiments_dir, inventory, sessions, user_name
-from .errors import named_in_body
+from .errors import BadRequest, named_in_body
 from .params import fields, json_body, string_list
 
 FIELDS: dict[str, type] = {"name": str, "cron": str, "timezone": str, "experiment": str,
                            "suite": str, "clusters": list, "workload": dict}
 RECENT_RUNS = 20
+# a schedule always has these: null cannot mean "none" for them, as it does for a workload
+KEPT_UNLESS_GIVEN = ("name", "cron", "timezone", "enabled")
 
 
 @bp.get("/schedules")
@@ -55,8 +57,12 @@ def get_schedule(schedule_id: int):
 @bp.patch("/schedules/<int:schedule_id>")
 def change_schedule(schedule_id: int):
     body = fields(json_body(), optional={**FIELDS, "enabled": bool})
-    changes: dict[str, Any] = {k: body[k] for k in ("name", "cron", "timezone", "workload",
-                                                    "enabled") if k in body}
+    for name in KEPT_UNLESS_GIVEN:
+        if name in body and body[name] is None:
+            raise BadRequest(f"field '{name}' cannot be null; leave it out to keep it")
+    changes: dict[str, Any] = {k: body[k] for k in KEPT_UNLESS_GIVEN if k in body}
+    if "workload" in body:
+        changes["workload"] = body["workload"] or {}
     if "clusters" in body:
         changes["clusters"] = _clusters(body)
     changes.update(_paths(body))
