@@ -21,13 +21,13 @@ from typing import Any
 
 from ..ceph_admin import CephAdmin
 from ..exceptions import AdminCommandFailed
+from ..services import PROGRAMS
 from .draft import TODO, DraftCluster, Entry
-from .reach import GUESSED_UNITS, Daemon, Reach, managed, ssh_entry
+from .reach import GUESSED_UNITS, UNKNOWN_BMCS, Daemon, Reach, managed, ssh_entry
 
 # the units of Debian's and Ubuntu's ceph packages, when nothing better is known
 PACKAGE_UNITS = {"osd": "ceph-osd@{id}", "mon": "ceph-mon@{id}", "mgr": "ceph-mgr@{id}",
                  "rgw": "ceph-radosgw@{entity_tail}"}
-PROGRAMS = {"osd": "ceph-osd", "mon": "ceph-mon", "mgr": "ceph-mgr", "rgw": "radosgw"}
 PROMETHEUS_PATH = "metrics"
 
 
@@ -97,9 +97,7 @@ def ceph_draft(facts: CephFacts, source: CephSource, reach: Reach, name: str,
         notes.append("orchestrator: cephadm (`orch ps`): units are cephadm's")
     if any(s.todos for s in services):
         notes.append(GUESSED_UNITS)
-    notes.append(f"{TODO}: BMC addresses are unknown; power faults stop a node's daemons "
-                 "over SSH unless a node gets power: {type: ipmi, address: ..., user: ..., "
-                 "password_file: ...}")
+    notes.append(UNKNOWN_BMCS)
     client, hints = _client(facts, source)
     return DraftCluster(
         name=name, kind="ceph",

@@ -22,12 +22,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..exceptions import InventoryError
-from .draft import Entry
+from .draft import TODO, Entry
 
 DAEMON_FIELDS = ("name", "kind", "id", "entity", "node", "program", "fsid")
 DISK_FIELDS = ("node", "device")
 GUESSED_UNITS = ("a unit marked TODO is what Debian's packages call it; --unit, or --pid-file "
                  "with --start, write how this cluster supervises its daemons")
+UNKNOWN_BMCS = (f"{TODO}: BMC addresses are unknown; power faults stop a node's daemons over SSH "
+                "unless a node gets power: {type: ipmi, address: ..., user: ..., "
+                "password_file: ...}")
 
 
 @dataclass(frozen=True)

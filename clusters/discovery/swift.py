@@ -18,7 +18,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from .draft import TODO, DraftCluster, Entry
-from .reach import GUESSED_UNITS, Daemon, Reach, disk_path, managed, ssh_entry
+from .reach import (
+    GUESSED_UNITS,
+    UNKNOWN_BMCS,
+    Daemon,
+    Reach,
+    disk_path,
+    managed,
+    ssh_entry,
+)
 
 SERVER_TYPES = ("object", "container", "account")
 HOST_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -58,8 +66,7 @@ def swift_draft(rings: dict[str, dict[str, Any]], source: SwiftSource, reach: Re
         "kind: proxy-server, node: ..., unit: ...} to fault them",
         f"{TODO}: the replicators, auditors, updaters and rsync of each node are not in the "
         "rings: add them as services if a power fault over SSH should stop them too",
-        f"{TODO}: BMC addresses are unknown; power faults stop a node's daemons over SSH "
-        "unless a node gets power: {type: ipmi, address: ..., user: ..., password_file: ...}"]
+        UNKNOWN_BMCS]
     return DraftCluster(
         name=name, kind="swift", origin=f"the Swift rings in {source.swift_dir} "
                                         f"({', '.join(sorted(rings))})",
