@@ -42,6 +42,9 @@ def check_arguments(func: str, arguments: dict, cluster: Cluster) -> None:
             fault = _link_fault(cluster, arguments)
             for name in link_faults.receivers(cluster, fault):
                 firewall.check_ready(cluster.node(name))
+            mechanism = arguments.get("mechanism", "auto")
+            if fault.delay_ms or mechanism != "auto":  # netem asked for: is it there?
+                link_faults.mechanism_for(cluster, fault, mechanism)
         except ClusterError as exc:
             raise ActivityFailed(str(exc)) from None
 

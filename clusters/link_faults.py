@@ -28,12 +28,11 @@ from .inventory import Cluster, Node
 from .ssh import run_on_node
 
 TABLE = "faultline_link"
-NETEM_HANDLE = "fa17:"
+HANDLE = "fa17:"  # of our root qdisc (netem, or tbf for a node's cap)
 MAX_LOSS_PERCENT = 30
 MIN_CAP_MBIT, MAX_CAP_MBIT = 0.1, 10_000.0
 MAX_DELAY_MS = 5_000
 MECHANISMS = ("auto", "nftables", "netem")
-NO_NETEM = "no netem qdisc in the node's kernel"
 
 
 @dataclass(frozen=True)
@@ -116,15 +115,18 @@ def receivers(cluster: Cluster, fault: LinkFault) -> dict[str, list[str] | None]
     return out
 
 
-def ruleset(fault: LinkFault, sources: list[str] | None, ssh_port: int) -> str:
-    """The nftables table for one receiving node (atomically replaces an older one)."""
+def ruleset(fault: LinkFault, sources: list[str] | None, ssh_port: int,
+            police: bool = True) -> str:
+    """The nftables table for one receiving node (atomically replaces an older one);
+    `police`: with the cap's rate limit (a lossy node's peers leave the cap of what it
+    sends to the node's own tbf)."""
     match = f"ip saddr {{ {', '.join(sources)} }} " if sources is not None else ""
     rules = ['iif "lo" accept', f"tcp dport {ssh_port} accept",
              f'{match}counter name "seen"']
     if fault.loss_percent:
         rules.append(f'{match}numgen random mod 100 < {fault.loss_percent} '
                      'counter name "lost" drop')
-    if fault.cap_mbit:
+    if fault.cap_mbit and police:
         rate = int(fault.cap_mbit * 1_000_000 / 8)  # bytes per second
         burst = max(rate // 10, 16_000)  # 100 ms of it, at least a few packets
         rules.append(f"{match}limit rate over {rate} bytes/second burst {burst} bytes "
@@ -167,7 +169,17 @@ def netem_command(fault: LinkFault, address: str) -> str:
         spec.append(f"rate {int(fault.cap_mbit * 1000)}kbit")
     return (f"dev=$({_interface_of(address)}); [ -n \"$dev\" ] || {{ echo 'no interface "
             f"holds {address}' >&2; exit 3; }}; "
-            f"tc qdisc replace dev \"$dev\" root handle {NETEM_HANDLE} netem {' '.join(spec)}")
+            f"tc qdisc replace dev \"$dev\" root handle {HANDLE} netem {' '.join(spec)}")
+
+
+def tbf_command(fault: LinkFault, address: str) -> str:
+    """Cap what the node sends: a tbf qdisc (our handle) as the root of its interface."""
+    rate = int(fault.cap_mbit * 1000)  # kbit/s
+    burst = max(rate * 1000 // 8 // 10, 16_000)  # 100 ms of it, at least a few packets
+    return (f"dev=$({_interface_of(address)}); [ -n \"$dev\" ] || {{ echo 'no interface "
+            f"holds {address}' >&2; exit 3; }}; "
+            f"tc qdisc replace dev \"$dev\" root handle {HANDLE} tbf rate {rate}kbit "
+            f"burst {burst} latency 100ms")
 
 
 # does the kernel have netem? Put one on loopback for a moment (no delay, no loss).
@@ -175,11 +187,10 @@ HAS_NETEM_COMMAND = ("if tc qdisc add dev lo root handle fa18: netem delay 0ms 2
                      "then tc qdisc del dev lo root handle fa18:; echo yes; else echo no; fi")
 CLEAR_COMMAND = (f"if nft list table inet {TABLE} >/dev/null 2>&1; then "
                  f"nft delete table inet {TABLE}; fi; "
-                 f"for d in $(tc qdisc show 2>/dev/null | awk '$2 == \"netem\" && $3 == "
-                 f"\"{NETEM_HANDLE}\" {{print $5}}'); do tc qdisc del dev \"$d\" root; done; true")
+                 f"for d in $(tc qdisc show 2>/dev/null | awk '$3 == \"{HANDLE}\" "
+                 "{print $5}'); do tc qdisc del dev \"$d\" root; done; true")
 LEFT_COMMAND = (f"nft list table inet {TABLE} >/dev/null 2>&1 && echo table; "
-                f"tc qdisc show 2>/dev/null | awk '$2 == \"netem\" && $3 == \"{NETEM_HANDLE}\" "
-                "{print \"netem\"}'; true")
+                f"tc qdisc show 2>/dev/null | awk '$3 == \"{HANDLE}\" {{print $2}}'; true")
 
 
 def has_netem(node: Node) -> bool:
@@ -205,8 +216,8 @@ def mechanism_for(cluster: Cluster, fault: LinkFault, wanted: str = "auto") -> s
     if has_netem(cluster.node(fault.node)):
         return "netem"
     if fault.delay_ms or wanted == "netem":
-        raise InvalidLinkFault(f"added latency needs netem: node {fault.node} has {NO_NETEM} "
-                               "(`tc qdisc add ... netem` fails)")
+        raise InvalidLinkFault(f"added latency needs netem: node {fault.node}'s kernel has no "
+                               "netem qdisc (`tc qdisc add ... netem` fails)")
     return "nftables"
 
 
@@ -215,10 +226,17 @@ def describe_mechanism(fault: LinkFault, mechanism: str) -> str:
     if mechanism == "netem":
         return f"tc netem on {fault.node}'s interface ({fault.says()}, on what it sends)"
     parts = [f"nftables random drop {fault.loss_percent}%"] if fault.loss_percent else []
-    if fault.cap_mbit:
+    if fault.cap_mbit and fault.node:
+        parts.append(f"nftables limit {fault.cap_mbit:g} Mbit/s on what arrives at "
+                     f"{fault.node}, tbf {fault.cap_mbit:g} Mbit/s on what it sends")
+    elif fault.cap_mbit:
         parts.append(f"nftables limit {fault.cap_mbit:g} Mbit/s per receiving node")
-    where = (f"on packets arriving at {fault.node} and from it at the other nodes"
-             if fault.node else f"on packets between {fault.zones[0]} and {fault.zones[1]}")
+    if fault.node and fault.loss_percent:
+        where = f"on packets arriving at {fault.node} and from it at the other nodes"
+    elif fault.node:
+        where = f"on {fault.node}"
+    else:
+        where = f"on packets between {fault.zones[0]} and {fault.zones[1]}"
     return f"{', '.join(parts)} (prerouting, table inet {TABLE}) {where}; no added latency " \
            "(that needs netem)"
 
@@ -232,8 +250,14 @@ def apply(cluster: Cluster, fault: LinkFault, mechanism: str) -> list[str]:
     touched = []
     for name, sources in receivers(cluster, fault).items():
         node = cluster.node(name)
+        peer = fault.node is not None and name != fault.node  # of a lossy node
+        if peer and not fault.loss_percent:
+            continue  # the node's tbf caps what it sends them
         touched.append(name)
-        run_on_node(node, nft_command(ruleset(fault, sources, node.ssh.port)), timeout=30)
+        run_on_node(node, nft_command(ruleset(fault, sources, node.ssh.port, police=not peer)),
+                    timeout=30)
+        if fault.cap_mbit and name == fault.node:
+            run_on_node(node, tbf_command(fault, node.address), timeout=30)
     return touched
 
 

@@ -10,6 +10,7 @@ import pytest
 from sqlalchemy import create_engine, func, select
 from sqlalchemy.orm import Session
 
+from clusters import link_faults
 from clusters.ceph_admin import CephAdmin
 from service.store.models import Run
 
@@ -67,13 +68,29 @@ CASES = [
     ("unknown-node", json.dumps(_from_file("ceph-partition-node", node="node9")), [],
      "partition-node: cluster 'lab-ceph' has no node 'node9' (nodes: node1, node2, node3, "
      "node4)"),
+    ("lossy-link-150", json.dumps(_from_file("ceph-lossy-link", loss_percent=150)), [],
+     "lossy-link: loss_percent must be from 1 to 30, not 150"),
+    ("lossy-link-zero-cap", json.dumps(_from_file("ceph-lossy-link", cap_mbit=0)), [],
+     "lossy-link: cap_mbit must be from 0.1 to 10000 Mbit/s, not 0"),
+    ("lossy-link-unknown-zone",
+     json.dumps(_from_file("ceph-lossy-link", node="", zones=["zone1", "zone9"])), [],
+     "lossy-link: cluster 'lab-ceph' has no zone 'zone9' (zones: zone1, zone2, zone3)"),
+    ("lossy-link-latency",  # this kernel has no netem
+     json.dumps(_from_file("ceph-lossy-link", delay_ms=50)), [],
+     "lossy-link: added latency needs netem: node node2's kernel has no netem qdisc "
+     "(`tc qdisc add ... netem` fails)"),
     ("fill-too-far", json.dumps(_from_file("ceph-fill-50", target=0.97)), [],
      "fill-cluster: fill target must be a fraction in (0, 0.9], not 0.97"),
 ]
 
 
-@pytest.mark.parametrize(("name", "content", "args", "message"), CASES,
-                         ids=[c[0] for c in CASES])
+# the unit tests give these messages already: on the lab in the full selection only
+FULL_ONLY = {"lossy-link-zero-cap", "lossy-link-unknown-zone"}
+
+
+@pytest.mark.parametrize(("name", "content", "args", "message"), [
+    pytest.param(*c, id=c[0], marks=[pytest.mark.full] if c[0] in FULL_ONLY else [])
+    for c in CASES])
 def test_bad_input_is_refused_and_changes_nothing(name, content, args, message, tmp_path,
                                                   env, database_url, ceph_cluster):
     path = tmp_path / f"{name}.json"
@@ -87,6 +104,8 @@ def test_bad_input_is_refused_and_changes_nothing(name, content, args, message, 
     assert _run_count(database_url) == before
     with CephAdmin(ceph_cluster.client["conf"]) as admin:
         assert admin.state().num_up_osds == 4
+    if name.startswith("lossy-link"):
+        assert not any(link_faults.left_on(node) for node in ceph_cluster.nodes)
 
 
 def test_missing_experiment_file_is_refused(env, tmp_path):

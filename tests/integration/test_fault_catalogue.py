@@ -3,6 +3,7 @@ healthy again, no acknowledged object lost, and nothing left in the fault ledger
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import signal
 import subprocess
@@ -191,7 +192,9 @@ def test_a_lossy_link_loses_packets_until_restored_and_heal_removes_it_after_a_k
         objects.write(10)
         wait_for("300 packets through the lossy rules",
                  lambda: sum(link_faults.counters(n)["seen"] for n in cluster.nodes) >= 300, 30)
-        assert _retransmitted(target) > retransmitted  # TCP had to resend what was lost
+        # TCP had to resend what was lost
+        wait_for(f"{target.name} to retransmit", lambda: _retransmitted(target) > retransmitted,
+                 30)
         restored = network.restore_link(configuration=config)
         # 20% asked; a binomial spread of 300+ packets is under 3%
         assert 0.12 <= restored["measured_loss"] <= 0.28, restored
@@ -225,3 +228,76 @@ def test_a_lossy_link_loses_packets_until_restored_and_heal_removes_it_after_a_k
         objects.close()
     if lab == "ceph":
         ceph_probes.wait_for_health_ok(timeout_s=120, require_all_up=True, configuration=config)
+
+
+# accept one connection, read it all, print the bytes and the seconds from the first to the
+# last; and the sender
+RECEIVER = """
+import socket, sys, time
+server = socket.create_server((sys.argv[1], 0))
+print(server.getsockname()[1], flush=True)
+conn, _ = server.accept()
+first, total = None, 0
+while chunk := conn.recv(65536):
+    first = first or time.monotonic()
+    total += len(chunk)
+print(total, time.monotonic() - first, flush=True)
+"""
+SENDER = """
+import socket, sys
+with socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=60) as conn:
+    conn.sendall(b"x" * int(sys.argv[3]))
+"""
+
+
+def _in(netns: str | None) -> list[str]:
+    return ["nsenter", f"--net=/run/netns/{netns}"] if netns else []
+
+
+def _bridge_address(node) -> str:
+    """This machine's address on the lab node's subnet (the lab's bridge)."""
+    subnet = ipaddress.ip_network(f"{node.address}/24", strict=False)
+    out = subprocess.run(["ip", "-o", "-4", "addr", "show"], capture_output=True, text=True,
+                         check=True).stdout
+    return next(str(a.ip) for a in (ipaddress.ip_interface(w) for line in out.splitlines()
+                                    for w in line.split() if "/" in w and w[0].isdigit())
+                if a.ip in subnet and str(a.ip) != node.address)
+
+
+def _transfer_mbit(node, size: int, to_node: bool) -> float:
+    """Send `size` bytes between this machine and the lab node's namespace; the rate the
+    receiver saw, in Mbit/s."""
+    there, here = (node.netns, node.address), (None, _bridge_address(node))
+    (into, address), (out_of, _) = (there, here) if to_node else (here, there)
+    receiver = subprocess.Popen([*_in(into), sys.executable, "-c", RECEIVER, address],
+                                stdout=subprocess.PIPE, text=True)
+    try:
+        port = receiver.stdout.readline().strip()
+        subprocess.run([*_in(out_of), sys.executable, "-c", SENDER, address, port, str(size)],
+                       check=True, timeout=60)
+        received, seconds = receiver.stdout.readline().split()
+        assert int(received) == size
+        return size * 8 / float(seconds) / 1e6
+    finally:
+        receiver.kill()
+        receiver.wait()
+
+
+def test_a_capped_node_receives_and_sends_no_more_than_its_cap(ceph_cluster, file_ledger):
+    config = _config(ceph_cluster)
+    node = ceph_cluster.node("node3")
+    free = _transfer_mbit(node, 1_000_000, to_node=True)
+    try:
+        network.degrade_link(node=node.name, cap_mbit=2, configuration=config)
+        assert link_faults.left_on(node) == ["table", "tbf"]
+        received = _transfer_mbit(node, 1_000_000, to_node=True)  # nftables limit
+        policed = link_faults.counters(node)["capped"]
+        sent = _transfer_mbit(node, 1_000_000, to_node=False)  # tbf
+    finally:
+        network.restore_link(configuration=config)
+    assert free > 20, free  # the lab's link is far faster than the cap
+    # a policer, not a shaper: over 4 s, its 100 ms burst and what TCP had in flight add
+    # 15-20% (seen 2.23-2.37 Mbit/s)
+    assert received <= 2 * 1.5 and policed > 0, (received, policed)
+    assert sent <= 2 * 1.2, sent  # tbf shapes: a queue, not drops
+    assert _nothing_left(ceph_cluster) == {}

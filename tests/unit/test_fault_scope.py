@@ -80,7 +80,7 @@ def test_a_lossy_link_is_restored_by_restore_link_and_between_zones_takes_nothin
     [bad] = _scopes("swift-lossy-link", "swift", loss_percent=150)
 
     assert node.restore == "restore-link: actions.network.restore_link()" and node.held_s == 45
-    assert zones.says.startswith("makes the link lossy: 20% packet loss and a 1 Mbit/s cap "
+    assert zones.says.startswith("makes the link lossy: 20% packet loss and a 0.25 Mbit/s cap "
                                  "between zone1 and zone2") and zones.takes_down == ()
     assert bad.problem == "loss_percent must be from 1 to 30, not 150"
 

@@ -16,6 +16,7 @@ from clusters.link_faults import (
     parse_counters,
     receivers,
     ruleset,
+    tbf_command,
 )
 
 ZONES = {"node1": "zone1", "node2": "zone1", "node3": "zone2", "node4": "zone3"}
@@ -131,6 +132,19 @@ def test_the_record_names_the_mechanism_and_that_latency_needs_netem():
         "nftables random drop 20% (prerouting, table inet faultline_link) on packets arriving "
         "at node2 and from it at the other nodes; no added latency (that needs netem)")
     assert describe_mechanism(fault, "netem").startswith("tc netem on node2's interface")
+    assert describe_mechanism(LinkFault(cap_mbit=2, node="node2"), "nftables") == (
+        "nftables limit 2 Mbit/s on what arrives at node2, tbf 2 Mbit/s on what it sends "
+        "(prerouting, table inet faultline_link) on node2; no added latency (that needs netem)")
+
+
+def test_a_node_cap_is_a_tbf_on_its_interface_and_peers_do_not_police_it():
+    fault = LinkFault(loss_percent=5, cap_mbit=2, node="node2")
+
+    assert tbf_command(fault, "10.77.0.12").endswith(
+        'tc qdisc replace dev "$dev" root handle fa17: tbf rate 2000kbit burst 25000 '
+        "latency 100ms")
+    assert "limit rate" not in ruleset(fault, ["10.77.0.12"], 22, police=False)
+    assert "limit rate over 250000 bytes/second" in ruleset(fault, None, 22)
 
 
 @pytest.mark.parametrize(("fault", "wanted", "message"), [
