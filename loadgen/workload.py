@@ -71,6 +71,9 @@ def relative_rate(text: str) -> float | None:
 
 def parse_workload(raw: dict[str, Any] | None) -> Workload:
     """Build a Workload from a dict, rejecting unknown keys and senseless values."""
+    if raw is not None and not isinstance(raw, dict):
+        raise WorkloadError(f"invalid workload: it must be a mapping of fields such as "
+                            f"{{\"rate\": 50}}, not {_short(raw)}")
     raw = dict(raw or {})
     known = set(Workload.__dataclass_fields__)
     problems = [f"unknown key {k!r}" for k in sorted(set(raw) - known)]
@@ -92,6 +95,8 @@ def _check(w: Workload) -> list[str]:
                integer: bool = False) -> None:
         if isinstance(value, bool) or not isinstance(value, int | float):
             problems.append(f"{name} must be a number, not {value!r}")
+        elif not math.isfinite(value):  # json.loads reads NaN and Infinity
+            problems.append(f"{name} must be a finite number, not {value!r}")
         elif integer and not isinstance(value, int):
             problems.append(f"{name} must be a whole number, not {value!r}")
         elif value < minimum or (strict and value == minimum):
@@ -151,3 +156,8 @@ def _check(w: Workload) -> list[str]:
         problems.append("a mix that reads or deletes needs objects: set objects_per_container "
                         "or a write share")
     return problems
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -22,6 +22,7 @@ from loadgen.workload import parse_workload
 
 from .exceptions import ExperimentError
 from .preflight import check_abort_on, check_activities, check_run
+from .shape import check_shape
 
 CONTROL_MODULE = "service.control"
 ROLLBACK_ALWAYS = {"runtime": {"rollbacks": {"strategy": "always"}}}
@@ -37,9 +38,12 @@ def load(path: str | Path) -> dict[str, Any]:
         raise ExperimentError(f"{path} is not valid JSON: {exc}") from None
     try:
         experiment = load_experiment(str(path))
+        check_shape(experiment)
         ensure_experiment_is_valid(experiment)
     except ChaosException as exc:
         raise ExperimentError(f"{path} is not a valid experiment: {exc}") from None
+    except ExperimentError as exc:
+        raise ExperimentError(f"{path}: {exc}") from None
     return experiment
 
 

@@ -30,6 +30,7 @@ from service.store.models import UploadedExperiment
 
 from . import documents as experiments
 from .exceptions import ExperimentExists, ExperimentNotFound, NotAnUpload
+from .shape import check_shape
 from .suites import SuiteError
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
@@ -157,6 +158,7 @@ def check_upload(document: Any) -> None:
     """ExperimentError (or WorkloadError) saying why the document may not be stored."""
     if not isinstance(document, dict):
         raise experiments.ExperimentError("the experiment must be a JSON object")
+    check_shape(document)
     try:
         ensure_experiment_is_valid(document)
     except ChaosException as exc:
