@@ -7,6 +7,7 @@ photographed into docs/screenshots/, the README's pictures, from fixed data
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pictured
@@ -120,6 +121,17 @@ def test_the_run_page_scales_to_the_dip_labels_its_markers_apart_and_bands_laten
     assert 0 < p50 < p99, latency["datasets"]
     assert _overlapping(latency["labels"]) == [] and _outside(latency) == []
     page.screenshot(path=str(SCREENSHOTS / "run-page.png"), full_page=True)
+
+    # the figures as the CLI report prints them: fractions as percentages, units, n/a with
+    # its reason, errors by class as a table (not 0.193, 15.0 bare, None or a dict)
+    shown = page.evaluate("""() => Object.fromEntries([...document.querySelectorAll(
+        'td[data-figure]')].map(td => [td.dataset.figure, td.innerText.trim()]))""")
+    assert re.fullmatch(r"[1-9]\d*\.\d%", shown["worst_second_drop"]), shown
+    assert re.fullmatch(r"\d+\.\d%", shown["throughput_drop"]), shown
+    assert re.fullmatch(r"\d+\.\d s", shown["time_to_client_recovery_s"]), shown
+    assert re.fullmatch(r"\d+\.\d ops/s", shown["baseline_ops"]), shown
+    assert shown["time_to_full_redundancy_s"].startswith("n/a: "), shown
+    assert re.fullmatch(r"timeout\s+\d+", shown["errors_by_class"]), shown
 
     # "full scale" shows the burst, and unticking it brings the dip back
     assert _set_full_scale(page, "throughput", True)["y"]["max"] >= pictured.BURST_OPS
