@@ -6,16 +6,21 @@ Two mechanisms, and the record says which one a fault used:
   receiving node, hooked in prerouting (a drop in the output hook would make the sender's
   sendto() fail with EPERM instead of losing the packet). `numgen random mod 100 < N drop`
   loses N% of the packets it matches; `limit rate over X bytes/second drop` polices them to
-  the cap (each receiving node has its own bucket). A node's loss: every packet arriving at
-  the node (but SSH) and every packet from it arriving at the cluster's other nodes. Between
-  two zones: on each node of either zone, the packets from the other zone's nodes. Named
-  counters count what the rules saw, lost and capped, so the loss can be measured.
+  the cap. A node's loss: every packet arriving at the node (but SSH) and every packet from
+  it arriving at the cluster's other nodes (what it sends to machines that are not nodes of
+  the cluster, a lab's clients, is not lost). A node's cap: the limit on what arrives at
+  it, and a tbf qdisc (our handle) on its interface for everything it sends. Between two
+  zones: on each node of either zone, the packets from the other zone's nodes (loss and
+  cap, each receiving node with its own bucket). Named counters count what the rules saw,
+  lost and capped, so the loss can be measured. A policer overshoots a little on short
+  transfers (its 100 ms burst, TCP's window in flight): 2.2 Mbit/s under a 2 Mbit/s cap.
 - netem (`tc qdisc ... netem`), only for one node's loss and only when its kernel has the
   qdisc: on the interface holding the node's address, so it acts on what the node sends.
   Added latency (`delay_ms`) exists only with netem; nftables cannot delay a packet.
 
-The restore deletes the table and our netem qdisc (handle fa17:) from every node of the
-cluster; both are ours alone, nothing else of a node's firewall or queueing is touched.
+The restore deletes the table and our root qdisc (handle fa17:, netem or tbf) from every
+node of the cluster; both are ours alone, nothing else of a node's firewall or queueing is
+touched.
 """
 
 from __future__ import annotations
