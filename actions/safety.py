@@ -68,9 +68,9 @@ def already_faulted(cluster: Cluster) -> tuple[set[int], set[str]]:
                     osds.add(disk.osd)
                 elif disk.mount == mount:
                     keys |= {f"{r}:{node}/{disk.swift_device}" for r in ALL_RINGS}
-        elif kind == "daemon" and target.startswith("osd."):
+        elif kind in ("daemon", "throttle") and target.startswith("osd."):
             osds.add(int(target.split(".")[1]))
-        elif kind == "daemon" and "-server." in target:
+        elif kind in ("daemon", "throttle") and "-server." in target:
             ring, _, node = target.partition("-server.")
             keys |= {f"{ring}:{node}/{d.swift_device}" for d in cluster.disks_on(node)}
     known = {n.name for n in cluster.nodes}

@@ -11,6 +11,7 @@
      +-- FaultLedgerError      the local fault ledger file cannot be read
      +-- BlastRadiusExceeded   a fault would leave data unavailable or on its last copy
      +-- InvalidLinkFault      a lossy link's arguments do not make sense on the cluster
+     +-- InvalidThrottle       a disk throttle's arguments do not make sense on the cluster
 """
 
 
@@ -56,3 +57,7 @@ class BlastRadiusExceeded(ClusterError):
 
 class InvalidLinkFault(ClusterError):
     """A lossy link's arguments do not make sense on this cluster."""
+
+
+class InvalidThrottle(ClusterError):
+    """A disk throttle's arguments do not make sense on this cluster."""

@@ -18,6 +18,7 @@ from typing import Any
 from actions.safety import taken_down
 from clusters.exceptions import ClusterError
 from clusters.inventory import Cluster, Disk, Node
+from clusters.io_throttle import LIMITS, throttle_of
 from clusters.link_faults import link_fault
 from clusters.power import controller_of
 
@@ -27,7 +28,7 @@ GUARD_NOTE = ("Before injecting, the guard checks what the fault takes down agai
 # restore actions: described as the way back, not as faults
 RESTORES = {"start_osd", "start_daemon", "restore_disk", "power_on_node", "power_on_zone",
             "heal_partition", "remove_fill", "start_server", "resume_osd", "resume_server",
-            "restore_link"}
+            "restore_link", "unthrottle_disk"}
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,8 @@ def _restore_of(func: str, arguments: dict[str, Any], restores: list[dict]) -> s
              "power_off_node": "power_on_node", "power_off_zone": "power_on_zone",
              "partition_node": "heal_partition", "fill_cluster": "remove_fill",
              "kill_server": "start_server", "hang_osd": "resume_osd",
-             "hang_server": "resume_server", "degrade_link": "restore_link"}
+             "hang_server": "resume_server", "degrade_link": "restore_link",
+             "throttle_disk": "unthrottle_disk"}
     for activity in restores:
         if _func(activity) == pairs.get(func):
             provider = activity["provider"]
@@ -176,6 +178,15 @@ def _describe(func: str, a: dict[str, Any], cluster: Cluster
         return (f"makes the link lossy: {fault.says()} (nftables in prerouting, or netem "
                 "where the node has it; daemons keep running)",
                 [fault.node] if fault.node else [], set(), set())
+    if func == "throttle_disk":
+        throttle = throttle_of(cluster, a.get("daemon", "osd.1"), **{k: a.get(k) for k in LIMITS})
+        service = cluster.service(throttle.daemon)
+        osds = {int(service.name.split(".")[1])} if service.kind == "osd" else set()
+        ring = service.kind.removesuffix("-server")
+        keys = {f"{ring}:{d.node}/{d.swift_device}" for d in cluster.disks_on(service.node)
+                if d.swift_device} if not osds else set()
+        return (f"slows a disk: {throttle.says()} (cgroup v1 blkio; the daemon stays up)",
+                [], osds, keys)
     if func == "fill_cluster":
         target, size = a.get("target", 0.5), a.get("object_mib", 4)
         where = "the pool's namespace faultline-fill" if cluster.kind == "ceph" \

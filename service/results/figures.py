@@ -68,16 +68,17 @@ def _at_risk(state: dict[str, Any]) -> bool | None:
     return None if value is None and "error" not in state else bool(value)
 
 
-# Ceph's own report of a slow or lossy network: heartbeats answered late (osd_heartbeat_grace
-# * mon_warn_on_slow_ping_ratio), while every OSD stays up
-SLOW_PING_CHECKS = ("OSD_SLOW_PING_TIME_BACK", "OSD_SLOW_PING_TIME_FRONT")
+# Ceph's own report of a slow component while every OSD stays up: heartbeats answered late
+# (a lossy network: osd_heartbeat_grace * mon_warn_on_slow_ping_ratio), or operations
+# waiting past osd_op_complaint_time (a slow disk)
+SLOW_CHECKS = ("OSD_SLOW_PING_TIME_BACK", "OSD_SLOW_PING_TIME_FRONT", "SLOW_OPS")
 
 
 def fault_seen(state: dict[str, Any]) -> bool:
     """The cluster itself reported the fault in this sample: a daemon or device down, or
-    (Ceph) a slow-heartbeat warning, all a lossy link may ever get."""
+    (Ceph) a slow-heartbeat or slow-ops warning, all a lossy link or a slow disk may get."""
     return bool(state.get("fault_seen")) or any(
-        check in SLOW_PING_CHECKS for check in state.get("checks") or ())
+        check in SLOW_CHECKS for check in state.get("checks") or ())
 
 
 def points_of(session: Session, run_id: int, restore: float | None = None) -> list[ClusterPoint]:

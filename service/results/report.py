@@ -53,6 +53,14 @@ FAULT_NOTES = {
     ("ceph", "fill"): (
         "On a filled cluster a surviving OSD may not take a lost OSD's copies (backfillfull "
         "ratio 0.90): Ceph then cannot re-replicate until the OSD is back."),
+    ("ceph", "throttle"): (
+        "A throttled OSD stays up: its heartbeats do not touch the disk, so the monitors see "
+        "nothing, while writes to its PGs wait for it (every copy is written before the "
+        "acknowledgement). Ceph reports it only as slow ops (SLOW_OPS), once an operation "
+        "waited osd_op_complaint_time (30 s)."),
+    ("swift", "throttle"): (
+        "A throttled object server stays up and answers its healthcheck; writes need a quorum "
+        "of copies and go on with the others, reads sent to it wait for its disk."),
     ("ceph", "lossy-link"): LOSSY_LINK_NOTE,
     ("swift", "lossy-link"): LOSSY_LINK_NOTE,
 }
@@ -84,12 +92,35 @@ def fault_detail(run: Run) -> list[str]:
             continue
         if event.kind == "fault_injected" and output.get("mechanism_detail"):
             lines.append(f"mechanism: {output['mechanism_detail']}")
+        if event.kind == "fault_injected" and output.get("throttled"):
+            lines.append(f"throttle: {output['throttled']} (device {output.get('device')})")
+            lines.append(slow_but_up(output.get("daemon"), run.figures or {}))
+        if event.kind == "activity" and output.get("throttled_ios"):
+            lines.append(f"I/O through the throttle: {output['throttled_ios']} operations, "
+                         f"{output.get('throttled_bytes', 0)} bytes")
         if event.kind == "activity" and output.get("packets_seen"):
             lines.append(
                 f"loss measured by the rules: {output['measured_loss']:.1%} of "
                 f"{output['packets_seen']} packets ({output['packets_lost']} lost, "
                 f"{output.get('packets_capped', 0)} over the cap)")
     return lines
+
+
+def slow_but_up(daemon: str | None, figures: dict[str, Any]) -> str:
+    """How long a slowed daemon stayed up (unreported by its cluster) while clients
+    suffered, from the run's figures."""
+    held, seen = figures.get("restore_at_s"), figures.get("time_to_detect_s")
+    if held is None:
+        return f"slow but up: {daemon}: n/a (the run has no restore time)"
+    up = min(seen, held) if seen is not None else held
+    reported = f"the cluster reported it at {seen:.1f} s" if seen is not None else \
+        "the cluster never reported it"
+    drop, worst = figures.get("throughput_drop"), figures.get("worst_second_drop")
+    clients = ("n/a" if drop is None else
+               f"{drop:.0%} of throughput lost, {worst or 0:.0%} in the worst second, "
+               f"{figures.get('errors') or 0} errors")
+    return (f"slow but up: {daemon} stayed up for {up:.1f} s of its {held:.1f} s throttle "
+            f"({reported}); clients meanwhile: {clients}")
 
 
 def topology_note(run: Run) -> list[str]:

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -20,9 +21,9 @@ from catalogue import (
 )
 
 from actions import ceph as ceph_actions
-from actions import disk, fill, network, power
+from actions import disk, fill, network, power, throttle
 from actions import swift as swift_actions
-from clusters import fault_ledger, link_faults, services
+from clusters import fault_ledger, io_throttle, link_faults, services
 from clusters.paths import default_inventory
 from clusters.ssh import run_on_node
 from probes import ceph as ceph_probes
@@ -301,3 +302,56 @@ def test_a_capped_node_receives_and_sends_no_more_than_its_cap(ceph_cluster, fil
     assert received <= 2 * 1.5 and policed > 0, (received, policed)
     assert sent <= 2 * 1.2, sent  # tbf shapes: a queue, not drops
     assert _nothing_left(ceph_cluster) == {}
+
+
+def _blkio_cgroup(pid: int) -> str:
+    return next(line.split(":", 2)[2] for line in open(f"/proc/{pid}/cgroup").read().splitlines()
+                if line.split(":")[1] == "blkio")
+
+
+def _timed_writes(objects, count: int) -> float:
+    started = time.monotonic()
+    objects.write(count)
+    return time.monotonic() - started
+
+
+@pytest.mark.parametrize(("lab", "daemon"), [
+    pytest.param("ceph", "osd.1", id="ceph"),
+    # the same cgroup mechanism on the other lab: in the full selection
+    pytest.param("swift", "object-server.node1", id="swift", marks=[pytest.mark.full]),
+])
+def test_a_throttled_disk_slows_its_daemon_which_stays_up_and_heal_lifts_it(
+        lab, daemon, request, file_ledger, invoke):
+    cluster = request.getfixturevalue(f"{lab}_cluster")
+    config = _config(cluster)
+    service = cluster.service(daemon)
+    objects = (CephObjects if lab == "ceph" else SwiftObjects)(cluster)
+    try:
+        free = _timed_writes(objects, 10)
+        result = throttle.throttle_disk(daemon=daemon, write_iops=5, configuration=config)
+        pid = result["pid"]
+        assert _blkio_cgroup(pid) == f"/faultline-throttle-{daemon}"
+        assert [e.key for e in fault_ledger.outstanding(cluster.name)] == [f"throttle:{daemon}"]
+        slowed = _timed_writes(objects, 10)
+        # the daemon's own I/O went through the throttle, and it is still up and the same
+        stats = io_throttle.parse_stats(
+            services.run(cluster, service, io_throttle.stats_command(daemon)).stdout)
+        assert stats["ios"] > 0, stats
+        assert services.pid_of(cluster, service) == pid
+        if lab == "ceph":  # a write waits for every copy: 5 IO/s on one of them shows
+            assert ceph_osds_up(cluster) == 4
+            assert slowed > 2 * free + 1, (free, slowed)
+
+        # what `faultline heal` does for a run SIGKILLed while the disk was throttled
+        healed = invoke("heal", "--cluster", cluster.name, "--inventory",
+                        str(default_inventory()))
+
+        assert healed.exit_code == 0, healed.output
+        assert _blkio_cgroup(pid) == result["back_to"] == "/"
+        assert not os.path.exists(io_throttle.BLKIO + f"/faultline-throttle-{daemon}")
+        assert fault_ledger.outstanding(cluster.name) == []
+        assert len(objects.acked) == 20, objects.refused
+        assert objects.lost() == []
+    finally:
+        throttle.unthrottle_disk(daemon=daemon, configuration=config)  # idempotent
+        objects.close()

@@ -54,6 +54,13 @@ def _scopes(name: str, cluster: str, **arguments):
     ("ceph-lossy-link", "ceph", "makes the link lossy: 20% packet loss on node2 (nftables in "
                                 "prerouting, or netem where the node has it; daemons keep "
                                 "running)", ("osd.1",)),
+    ("ceph-throttle-osd-disk", "ceph", "slows a disk: osd.1's I/O to its disk /osd/ceph-1 "
+                                       "throttled to read 20 IO/s, write 5 IO/s (cgroup v1 "
+                                       "blkio; the daemon stays up)", ("osd.1",)),
+    ("swift-throttle-object-disk", "swift", "slows a disk: object-server.node1's I/O to its "
+                                            "disk /srv/d1 throttled to read 20 IO/s, write 5 "
+                                            "IO/s (cgroup v1 blkio; the daemon stays up)",
+     ("object:node1/d1",)),
     ("swift-kill-object-server", "swift", "kills object-server.node1 on node1 (SIGKILL)",
      ("object:node1/d1",)),
     ("swift-power-off-node", "swift",

@@ -11,8 +11,9 @@ from service.results.figures import fault_seen
     ({"fault_seen": True, "checks": []}, True),
     ({"fault_seen": False, "checks": ["OSD_SLOW_PING_TIME_FRONT"]}, True),
     ({"fault_seen": False, "checks": ["OSD_SLOW_PING_TIME_BACK", "POOL_NO_REDUNDANCY"]}, True),
+    ({"fault_seen": False, "checks": ["SLOW_OPS"]}, True),
     ({"fault_seen": False, "checks": ["POOL_NO_REDUNDANCY"]}, False),
     ({"fault_seen": False}, False),  # a Swift sample: no checks
 ])
-def test_a_slow_heartbeat_warning_is_ceph_reporting_a_network_fault(state, seen):
+def test_a_slow_heartbeat_or_slow_ops_warning_is_ceph_reporting_a_slow_component(state, seen):
     assert fault_seen(state) is seen

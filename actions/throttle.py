@@ -1,0 +1,96 @@
+"""A slow disk, as Chaos Toolkit actions: one storage daemon's I/O to its disk throttled
+(cgroup v1 blkio on the node: clusters/io_throttle.py), and the throttle lifted.
+
+The daemon stays up and keeps answering, slowly: heartbeats and health checks that do not
+touch the disk say it is fine while its clients wait.
+"""
+
+from __future__ import annotations
+
+from chaoslib.exceptions import ActivityFailed
+
+from clusters import io_throttle, services
+from clusters.exceptions import ClusterError, RemoteCommandFailed
+from clusters.inventory import Cluster, Service
+
+from .safety import check_blast_radius, cluster_of, fail, ledger_before, ledger_restored
+
+__all__ = ["throttle_disk", "unthrottle_disk"]
+
+
+def check_arguments(func: str, arguments: dict, cluster: Cluster) -> None:
+    """Before a run: the daemon is a storage daemon of the inventory, the limits make sense."""
+    try:
+        if func == "throttle_disk":
+            io_throttle.throttle_of(cluster, arguments.get("daemon", "osd.1"),
+                                    **{k: arguments.get(k) for k in io_throttle.LIMITS})
+        elif func == "unthrottle_disk":
+            cluster.service(str(arguments.get("daemon", "osd.1")))
+    except ClusterError as exc:
+        raise ActivityFailed(str(exc)) from None
+
+
+def _guard(cluster: Cluster, service: Service, what: str, allow_unavailable: bool) -> dict:
+    """As if the daemon were down: a disk slow enough may get it marked down, or its
+    requests timed out."""
+    if service.kind == "osd":
+        return check_blast_radius(cluster, what, allow_unavailable,
+                                  osds={int(service.name.split(".")[1])})
+    ring = service.kind.removesuffix("-server")
+    keys = {f"{ring}:{d.node}/{d.swift_device}" for d in cluster.disks_on(service.node)
+            if d.swift_device}
+    return check_blast_radius(cluster, what, allow_unavailable, swift_keys=keys)
+
+
+def throttle_disk(daemon: str = "osd.1", read_bps: int = 0, write_bps: int = 0,
+                  read_iops: int = 0, write_iops: int = 0, allow_unavailable: bool = False,
+                  configuration: dict = None) -> dict:
+    """Throttle one storage daemon's I/O to its disk (an OSD, or a Swift object, container
+    or account server, by its inventory name) to the limits given (bytes or operations per
+    second; 0: no limit), with the cgroup v1 blkio controller on its node. Guarded as if
+    the daemon were down. Returns the device throttled and the cgroup the daemon came
+    from."""
+    cluster = cluster_of(configuration)
+    try:
+        throttle = io_throttle.throttle_of(cluster, daemon, read_bps=read_bps,
+                                           write_bps=write_bps, read_iops=read_iops,
+                                           write_iops=write_iops)
+        service = cluster.service(throttle.daemon)
+        pid = services.pid_of(cluster, service)
+        if pid is None:
+            raise RemoteCommandFailed(f"{service.name} is not running: nothing to throttle")
+        back_to = services.run(cluster, service, io_throttle.origin_command(pid)).stdout.strip()
+        if not back_to.startswith("/"):
+            raise RemoteCommandFailed(f"{service.name} (PID {pid}) is in no cgroup v1 blkio "
+                                      "hierarchy: this node cannot be throttled this way")
+        verdict = _guard(cluster, service, f"throttle {service.name}'s disk", allow_unavailable)
+    except ClusterError as exc:
+        raise fail("throttle_disk", exc) from None
+    ledger_before(cluster, f"throttle:{service.name}", throttle.says(),
+                  "actions.throttle.unthrottle_disk",
+                  {"daemon": service.name, "back_to": back_to})
+    try:
+        device = services.run(cluster, service,
+                              io_throttle.throttle_command(throttle, pid)).stdout.strip()
+    except ClusterError as exc:
+        raise fail("throttle_disk", exc) from None
+    return {"daemon": service.name, "node": service.node, "pid": pid, "mount": throttle.mount,
+            "device": device, "limits": dict(throttle.limits), "cgroup": throttle.cgroup,
+            "back_to": back_to, "throttled": throttle.says(), "guard": verdict}
+
+
+def unthrottle_disk(daemon: str = "osd.1", back_to: str = "/",
+                    configuration: dict = None) -> dict:
+    """Lift the throttle of throttle_disk (idempotent): the daemon back in the cgroup it came
+    from (`back_to`), ours removed. Returns what its I/O through the throttle amounted to."""
+    cluster = cluster_of(configuration)
+    try:
+        service = cluster.service(str(daemon))
+        stats = io_throttle.parse_stats(
+            services.run(cluster, service, io_throttle.stats_command(service.name)).stdout)
+        services.run(cluster, service, io_throttle.release_command(service.name, back_to))
+    except ClusterError as exc:
+        raise fail("unthrottle_disk", exc) from None
+    ledger_restored(cluster, f"throttle:{service.name}")
+    return {"daemon": service.name, "unthrottled": True, "throttled_bytes": stats["bytes"],
+            "throttled_ios": stats["ios"]}
