@@ -12,6 +12,7 @@
      +-- BlastRadiusExceeded   a fault would leave data unavailable or on its last copy
      +-- InvalidLinkFault      a lossy link's arguments do not make sense on the cluster
      +-- InvalidThrottle       a disk throttle's arguments do not make sense on the cluster
+     +-- InvalidCpuHog         a CPU hog's arguments do not make sense
 """
 
 
@@ -61,3 +62,7 @@ class InvalidLinkFault(ClusterError):
 
 class InvalidThrottle(ClusterError):
     """A disk throttle's arguments do not make sense on this cluster."""
+
+
+class InvalidCpuHog(ClusterError):
+    """A CPU hog's arguments do not make sense (no ceiling, no timeout, too many workers)."""

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from actions.safety import taken_down
+from clusters.cpu_hog import cpu_hog
 from clusters.exceptions import ClusterError
 from clusters.inventory import Cluster, Disk, Node
 from clusters.io_throttle import LIMITS, throttle_of
@@ -28,7 +29,7 @@ GUARD_NOTE = ("Before injecting, the guard checks what the fault takes down agai
 # restore actions: described as the way back, not as faults
 RESTORES = {"start_osd", "start_daemon", "restore_disk", "power_on_node", "power_on_zone",
             "heal_partition", "remove_fill", "start_server", "resume_osd", "resume_server",
-            "restore_link", "unthrottle_disk"}
+            "restore_link", "unthrottle_disk", "stop_cpu_hog"}
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,7 @@ def _restore_of(func: str, arguments: dict[str, Any], restores: list[dict]) -> s
              "partition_node": "heal_partition", "fill_cluster": "remove_fill",
              "kill_server": "start_server", "hang_osd": "resume_osd",
              "hang_server": "resume_server", "degrade_link": "restore_link",
-             "throttle_disk": "unthrottle_disk"}
+             "throttle_disk": "unthrottle_disk", "hog_cpu": "stop_cpu_hog"}
     for activity in restores:
         if _func(activity) == pairs.get(func):
             provider = activity["provider"]
@@ -178,6 +179,11 @@ def _describe(func: str, a: dict[str, Any], cluster: Cluster
         return (f"makes the link lossy: {fault.says()} (nftables in prerouting, or netem "
                 "where the node has it; daemons keep running)",
                 [fault.node] if fault.node else [], set(), set())
+    if func == "hog_cpu":
+        node = cluster.node(str(a.get("node", "node1")))
+        hog = cpu_hog(node.name, **{k: a[k] for k in ("workers", "load_percent",
+                                                      "ceiling_cores", "timeout_s") if k in a})
+        return f"starves a node of CPU: {hog.says()} (its daemons keep running)", [], set(), set()
     if func == "throttle_disk":
         throttle = throttle_of(cluster, a.get("daemon", "osd.1"), **{k: a.get(k) for k in LIMITS})
         service = cluster.service(throttle.daemon)

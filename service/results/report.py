@@ -29,6 +29,11 @@ LOSSY_LINK_NOTE = (
     "cluster notices only if heartbeats miss their grace. Added latency needs the netem "
     "qdisc; the fault line says which mechanism this run used.")
 
+CPU_HOG_NOTE = (
+    "A CPU hog leaves every daemon up and slows it; the cluster notices only what gets late "
+    "enough (Ceph: slow ops or heartbeats). On the lab every node shares the same CPUs, so a "
+    "hog on one node slows them all.")
+
 # what each system does about a fault class, beyond the general note (matched on the
 # fault activity's name, as the experiments under experiments/ name them)
 FAULT_NOTES = {
@@ -61,6 +66,8 @@ FAULT_NOTES = {
     ("swift", "throttle"): (
         "A throttled object server stays up and answers its healthcheck; writes need a quorum "
         "of copies and go on with the others, reads sent to it wait for its disk."),
+    ("ceph", "hog-cpu"): CPU_HOG_NOTE,
+    ("swift", "hog-cpu"): CPU_HOG_NOTE,
     ("ceph", "lossy-link"): LOSSY_LINK_NOTE,
     ("swift", "lossy-link"): LOSSY_LINK_NOTE,
 }
@@ -95,6 +102,14 @@ def fault_detail(run: Run) -> list[str]:
         if event.kind == "fault_injected" and output.get("throttled"):
             lines.append(f"throttle: {output['throttled']} (device {output.get('device')})")
             lines.append(slow_but_up(output.get("daemon"), run.figures or {}))
+        if event.kind == "fault_injected" and output.get("hog"):
+            lines.append(f"CPU hog: {output['hog']} (the node has {output.get('node_cpus')} "
+                         "CPUs)")
+            lines.append(slow_but_up(f"{output.get('node')}'s daemons", run.figures or {},
+                                     "hog"))
+        if event.kind == "activity" and "held_back" in output:
+            lines.append(f"the ceiling held the hog back in {output['held_back']} of "
+                         f"{output.get('periods')} periods ({output.get('held_back_s')} s)")
         if event.kind == "activity" and output.get("throttled_ios"):
             lines.append(f"I/O through the throttle: {output['throttled_ios']} operations, "
                          f"{output.get('throttled_bytes', 0)} bytes")
@@ -106,7 +121,7 @@ def fault_detail(run: Run) -> list[str]:
     return lines
 
 
-def slow_but_up(daemon: str | None, figures: dict[str, Any]) -> str:
+def slow_but_up(daemon: str | None, figures: dict[str, Any], what: str = "throttle") -> str:
     """How long a slowed daemon stayed up (unreported by its cluster) while clients
     suffered, from the run's figures."""
     held, seen = figures.get("restore_at_s"), figures.get("time_to_detect_s")
@@ -119,7 +134,7 @@ def slow_but_up(daemon: str | None, figures: dict[str, Any]) -> str:
     clients = ("n/a" if drop is None else
                f"{drop:.0%} of throughput lost, {worst or 0:.0%} in the worst second, "
                f"{figures.get('errors') or 0} errors")
-    return (f"slow but up: {daemon} stayed up for {up:.1f} s of its {held:.1f} s throttle "
+    return (f"slow but up: {daemon} stayed up for {up:.1f} s of its {held:.1f} s {what} "
             f"({reported}); clients meanwhile: {clients}")
 
 

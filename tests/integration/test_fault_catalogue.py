@@ -21,9 +21,9 @@ from catalogue import (
 )
 
 from actions import ceph as ceph_actions
-from actions import disk, fill, network, power, throttle
+from actions import cpu, disk, fill, network, power, throttle
 from actions import swift as swift_actions
-from clusters import fault_ledger, io_throttle, link_faults, services
+from clusters import cpu_hog, fault_ledger, io_throttle, link_faults, services
 from clusters.paths import default_inventory
 from clusters.ssh import run_on_node
 from probes import ceph as ceph_probes
@@ -355,3 +355,35 @@ def test_a_throttled_disk_slows_its_daemon_which_stays_up_and_heal_lifts_it(
     finally:
         throttle.unthrottle_disk(daemon=daemon, configuration=config)  # idempotent
         objects.close()
+
+
+def test_a_cpu_hog_runs_on_its_node_under_its_ceiling_and_heal_ends_it(
+        swift_cluster, file_ledger, invoke):
+    config = _config(swift_cluster)
+    node = swift_cluster.node("node3")
+    cgroup = cpu_hog.cgroup_of(node.name)
+    try:
+        result = cpu.hog_cpu(node=node.name, workers=1, ceiling_cores=0.2, timeout_s=60,
+                             configuration=config)
+        assert result["cgroup"] == cgroup
+        pids = [int(p) for p in open(f"{cgroup}/cgroup.procs").read().split()]
+        pid = pids[0]  # stress-ng and its worker
+        # stress-ng runs in the node (its network namespace), not on this machine's own
+        netns = os.stat(f"/run/netns/{node.netns}").st_ino
+        assert all(os.stat(f"/proc/{p}/ns/net").st_ino == netns for p in pids)
+        assert all("stress-ng" in open(f"/proc/{p}/cmdline").read() for p in pids)
+        # a whole core wanted, 0.2 allowed: the CFS quota holds it back
+        wait_for("the ceiling to hold the hog back", lambda: cpu_hog.parse_cpu_stat(
+            open(f"{cgroup}/cpu.stat").read())["held_back"] >= 5, 10)
+
+        # what `faultline heal` does for a run SIGKILLed while its hog ran
+        healed = invoke("heal", "--cluster", swift_cluster.name, "--inventory",
+                        str(default_inventory()))
+
+        assert healed.exit_code == 0, healed.output
+        assert not os.path.exists(cgroup)
+        wait_for(f"stress-ng (PID {pid}) to end", lambda: not os.path.exists(f"/proc/{pid}")
+                 or "Z" in open(f"/proc/{pid}/stat").read().split()[2], 10)
+        assert fault_ledger.outstanding(swift_cluster.name) == []
+    finally:
+        cpu.stop_cpu_hog(node=node.name, configuration=config)  # idempotent

@@ -61,6 +61,9 @@ def _scopes(name: str, cluster: str, **arguments):
                                             "disk /srv/d1 throttled to read 20 IO/s, write 5 "
                                             "IO/s (cgroup v1 blkio; the daemon stays up)",
      ("object:node1/d1",)),
+    ("ceph-cpu-hog", "ceph", "starves a node of CPU: 2 stress-ng CPU worker(s) at 100% on "
+                             "node2, at most 1 core(s), for at most 90 s (its daemons keep "
+                             "running)", ()),
     ("swift-kill-object-server", "swift", "kills object-server.node1 on node1 (SIGKILL)",
      ("object:node1/d1",)),
     ("swift-power-off-node", "swift",
