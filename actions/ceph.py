@@ -2,6 +2,12 @@
 
 Daemons are signalled by PID on the node that runs them (over SSH), as the
 inventory describes; nothing is matched by process name.
+
+kill_osd and kill_daemon take an `intent` (clusters/supervision.py): "down" (the default:
+stopped and kept stopped until the restore, even under systemd or cephadm) or "crash"
+(SIGKILL, and its supervisor may start it again; the restore reports when it came back).
+Their restores, start_osd and start_daemon, undo what the fault ledger says was done and
+report any daemon that came back while it was meant to stay down (`deviations`).
 """
 
 from __future__ import annotations
@@ -10,7 +16,7 @@ import random
 
 from chaoslib.exceptions import ActivityFailed
 
-from clusters import services
+from clusters import services, supervision
 from clusters.config import cluster_from_configuration
 from clusters.exceptions import ClusterError
 from clusters.inventory import Cluster, Service
@@ -41,13 +47,24 @@ def _daemon(cluster: Cluster, daemon: str) -> Service:
     return service
 
 
+def _check_intent(intent: object) -> None:
+    try:
+        supervision.check_intent(intent)  # type: ignore[arg-type]
+    except ValueError as exc:
+        raise ActivityFailed(str(exc)) from None
+
+
 def check_arguments(func: str, arguments: dict, cluster: Cluster) -> None:
     """Before a run: a named OSD or daemon is in the inventory."""
     if func in ("kill_daemon", "start_daemon"):
         _daemon(cluster, str(arguments.get("daemon", "")))
+        if func == "kill_daemon":
+            _check_intent(arguments.get("intent", supervision.DEFAULT_INTENT))
         return
     if func not in ("kill_osd", "start_osd", "hang_osd", "resume_osd"):
         return
+    if func == "kill_osd":
+        _check_intent(arguments.get("intent", supervision.DEFAULT_INTENT))
     osd_id = arguments.get("osd_id", -1)
     if isinstance(osd_id, bool) or not isinstance(osd_id, int):
         raise ActivityFailed(f"osd_id must be a whole number (-1: any), not {osd_id!r}")
@@ -55,11 +72,13 @@ def check_arguments(func: str, arguments: dict, cluster: Cluster) -> None:
         _osd(cluster, osd_id)
 
 
-def kill_osd(osd_id: int = -1, allow_unavailable: bool = False,
+def kill_osd(osd_id: int = -1, allow_unavailable: bool = False, intent: str = "down",
              configuration: dict = None) -> dict:
-    """Kill one OSD daemon with SIGKILL, as a crash would: the named one, or a random
-    running one when osd_id is -1. Refused if it would leave data unavailable or with one
-    copy, unless allow_unavailable. Returns the OSD id, its node and the PID killed."""
+    """Kill one OSD daemon with SIGKILL: the named one, or a random running one when osd_id
+    is -1. intent "down" keeps it stopped until start_osd (a systemd unit is masked until
+    then); "crash" lets its supervisor restart it. Refused if it would leave data
+    unavailable or with one copy, unless allow_unavailable. Returns the OSD id, its node,
+    the PID killed and the intent."""
     cluster = cluster_from_configuration(configuration)
     try:
         if osd_id < 0:
@@ -73,31 +92,52 @@ def kill_osd(osd_id: int = -1, allow_unavailable: bool = False,
         killed_id = int(service.name.split(".")[1])
         verdict = check_blast_radius(cluster, f"kill {service.name}", allow_unavailable,
                                      osds={killed_id})
-        ledger_before(cluster, f"daemon:{service.name}",
-                      f"{service.name} killed (SIGKILL) on {service.node}",
-                      "actions.ceph.start_osd", {"osd_id": killed_id})
-        pid = services.kill(cluster, service, "KILL")
-    except ClusterError as exc:
+        done = _inject(cluster, service, intent, "actions.ceph.start_osd",
+                       {"osd_id": killed_id})
+    except (ClusterError, ValueError) as exc:
         raise ActivityFailed(f"kill_osd: {exc}") from None
-    return {"osd_id": killed_id, "node": service.node, "pid": pid, "signal": "KILL",
+    return {"osd_id": killed_id, "node": service.node, "signal": "KILL", **done,
             "guard": verdict}
 
 
-def start_osd(osd_id: int = -1, configuration: dict = None) -> dict:
+def _inject(cluster: Cluster, service: Service, intent: str, restore: str,
+            arguments: dict) -> dict:
+    """Plan the process fault, write it down with its restore, then inject it."""
+    details = supervision.prepare(cluster, service, intent)
+    ledger_before(cluster, f"daemon:{service.name}", supervision.describe(details, service.node),
+                  restore, {**arguments, "fault": details})
+    return supervision.inject(cluster, service, details)
+
+
+def _restore(cluster: Cluster, service: Service, fault: dict | None) -> dict:
+    """Undo the process fault on a daemon (the ledger's record of it unless given)."""
+    outcome = supervision.restore(cluster, service,
+                                  fault if fault is not None
+                                  else supervision.recorded(cluster, service))
+    ledger_restored(cluster, f"daemon:{service.name}")
+    return outcome
+
+
+def _restored(outcomes: list[dict]) -> dict:
+    """What a restore reports: the daemons it started, each daemon's outcome (when a crashed
+    one came back, and how often), and the deviations from the faults' intent."""
+    return {"started": [o["daemon"] for o in outcomes if o["started_by_restore"]],
+            "daemons": outcomes,
+            "deviations": [o["deviation"] for o in outcomes if o["deviation"]]}
+
+
+def start_osd(osd_id: int = -1, fault: dict = None, configuration: dict = None) -> dict:
     """Start an OSD daemon again (the restore of kill_osd): the named one, or every OSD
-    that is not running when osd_id is -1. Returns the OSDs it started."""
+    when osd_id is -1, undoing what kill_osd did (`fault`, else the fault ledger's record:
+    a masked unit is unmasked). Returns the OSDs it started, each one's outcome (a crashed
+    one: when its supervisor brought it back, how often) and the deviations (a daemon meant
+    to stay down that came back)."""
     cluster = cluster_from_configuration(configuration)
     targets = ([_osd(cluster, osd_id)] if osd_id >= 0 else cluster.services_of_kind("osd"))
-    started = []
     try:
-        for service in targets:
-            if services.pid_of(cluster, service) is None:
-                services.start(cluster, service)
-                started.append(service.name)
-            ledger_restored(cluster, f"daemon:{service.name}")
+        return _restored([_restore(cluster, service, fault) for service in targets])
     except ClusterError as exc:
         raise ActivityFailed(f"start_osd: {exc}") from None
-    return {"started": started}
 
 
 def hang_osd(osd_id: int = 1, allow_unavailable: bool = False,
@@ -136,10 +176,11 @@ def resume_osd(osd_id: int = 1, configuration: dict = None) -> dict:
 
 
 def kill_daemon(daemon: str = "rgw.lab", allow_unavailable: bool = False,
-                configuration: dict = None) -> dict:
+                intent: str = "down", configuration: dict = None) -> dict:
     """Kill one mon, mgr or RGW daemon with SIGKILL (as the inventory names it, e.g.
-    "mon.a"). Killing a monitor is refused when the others would not keep a quorum,
-    unless allow_unavailable."""
+    "mon.a"), with the intent "down" (kept stopped until start_daemon) or "crash" (its
+    supervisor may restart it). Killing a monitor is refused when the others would not
+    keep a quorum, unless allow_unavailable."""
     cluster = cluster_from_configuration(configuration)
     service = _daemon(cluster, daemon)
     try:
@@ -152,22 +193,22 @@ def kill_daemon(daemon: str = "rgw.lab", allow_unavailable: bool = False,
                     f"refused: killing {service.name} leaves {left} of {len(mons)} monitors, "
                     f"no quorum (a majority, {len(mons) // 2 + 1}, is needed): the whole "
                     "cluster would stop serving (set allow_unavailable: true to inject anyway)")
-        ledger_before(cluster, f"daemon:{service.name}", f"{service.name} killed (SIGKILL)",
-                      "actions.ceph.start_daemon", {"daemon": service.name})
-        pid = services.kill(cluster, service, "KILL")
-    except ClusterError as exc:
+        done = _inject(cluster, service, intent, "actions.ceph.start_daemon",
+                       {"daemon": service.name})
+    except (ClusterError, ValueError) as exc:
         raise ActivityFailed(f"kill_daemon: {exc}") from None
-    return {"daemon": service.name, "node": service.node, "pid": pid, "signal": "KILL"}
+    return {"daemon": service.name, "node": service.node, "signal": "KILL", **done}
 
 
-def start_daemon(daemon: str = "rgw.lab", configuration: dict = None) -> dict:
-    """Start a mon, mgr or RGW daemon again (the restore of kill_daemon; idempotent)."""
+def start_daemon(daemon: str = "rgw.lab", fault: dict = None,
+                 configuration: dict = None) -> dict:
+    """Start a mon, mgr or RGW daemon again (the restore of kill_daemon; idempotent),
+    undoing what kill_daemon did, and report as start_osd does."""
     cluster = cluster_from_configuration(configuration)
     service = _daemon(cluster, daemon)
     try:
-        was_running = services.pid_of(cluster, service) is not None
-        services.start(cluster, service)
+        outcome = _restore(cluster, service, fault)
     except ClusterError as exc:
         raise ActivityFailed(f"start_daemon: {exc}") from None
-    ledger_restored(cluster, f"daemon:{service.name}")
-    return {"daemon": service.name, "started": not was_running}
+    return {"daemon": service.name, "started": outcome["started_by_restore"],
+            **_restored([outcome])}

@@ -84,6 +84,15 @@ class Service:
     unit: str | None = None
     start: str | None = None
     program: str | None = None  # binary name, to tell our daemon from a reused PID
+    # what supervises it (clusters/supervision.py): "pid_file" (nothing restarts it),
+    # "systemd" (its unit, with the unit's Restart= policy) or "cephadm" (the unit
+    # ceph-<fsid>@<name>.service, fsid from client.fsid unless `unit` names it); by default
+    # "systemd" if it has a unit, else "pid_file"
+    managed_by: str | None = None
+
+    @property
+    def supervisor(self) -> str:
+        return self.managed_by or ("systemd" if self.unit else "pid_file")
 
 
 @dataclass(frozen=True)
@@ -209,8 +218,7 @@ def _parse_cluster(name: str, spec: Any, problems: list[str]) -> Cluster | None:
             continue
         if service.node is not None and service.node not in node_names:
             problems.append(f"{where}: service {service.name} is on unknown node {service.node!r}")
-        if not (service.pid_file or service.unit):
-            problems.append(f"{where}: service {service.name} needs a pid_file or a unit")
+        problems.extend(_service_problems(where, service, spec.get("client")))
         if service.name in {s.name for s in services}:
             problems.append(f"{where}: service {service.name} is listed twice")
         services.append(service)
@@ -222,6 +230,27 @@ def _parse_cluster(name: str, spec: Any, problems: list[str]) -> Cluster | None:
         problems.append(f"{where}: client.conf (path of ceph.conf) is required")
     return Cluster(name=name, kind=str(kind), nodes=tuple(nodes), disks=tuple(disks),
                    services=tuple(services), client=dict(client), lab=bool(spec.get("lab")))
+
+
+MANAGERS = ("pid_file", "systemd", "cephadm")
+
+
+def _service_problems(where: str, service: Service, client: Any) -> list[str]:
+    """What a service lacks for the way it is managed."""
+    name = f"{where}: service {service.name}"
+    if service.managed_by not in (None, *MANAGERS):
+        return [f"{name}: managed_by must be one of {', '.join(MANAGERS)}, "
+                f"not {service.managed_by!r}"]
+    fsid = client.get("fsid") if isinstance(client, dict) else None
+    if service.managed_by == "cephadm" and not (service.unit or fsid):
+        return [f"{name} (cephadm) needs a unit or the cluster's client.fsid"]
+    if service.managed_by == "systemd" and not service.unit:
+        return [f"{name} (systemd) needs a unit"]
+    if service.managed_by == "pid_file" and not service.pid_file:
+        return [f"{name} (pid_file) needs a pid_file"]
+    if service.managed_by is None and not (service.pid_file or service.unit):
+        return [f"{name} needs a pid_file or a unit"]
+    return []
 
 
 def _parse_node(where: str, raw: Any, ssh_defaults: dict, problems: list[str]) -> Node | None:

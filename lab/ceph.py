@@ -18,7 +18,6 @@ namespaces, pid files of dead daemons); `down` leaves nothing on the machine.
 
 from __future__ import annotations
 
-import json
 import logging
 import shutil
 import subprocess
@@ -31,7 +30,6 @@ from typing import Any
 
 from clusters import inventory
 from clusters.ceph_admin import CephAdmin
-from clusters.exceptions import ClusterError
 from clusters.paths import default_inventory
 
 from . import ceph_rgw, ceph_setup, disks, netns, procs, script, sshd, teardown, zones
@@ -54,22 +52,6 @@ from .ceph_layout import (
 )
 
 log = logging.getLogger(__name__)
-
-
-# -- state ----------------------------------------------------------------------------
-
-
-def _read_state(lab: CephLab) -> dict[str, Any]:
-    try:
-        return json.loads(lab.state_file.read_text())
-    except FileNotFoundError:
-        return {}
-
-
-def _write_state(lab: CephLab, state: dict[str, Any]) -> None:
-    tmp = lab.state_file.with_suffix(".tmp")
-    tmp.write_text(json.dumps(state, indent=2) + "\n")
-    tmp.replace(lab.state_file)
 
 
 # -- daemons ---------------------------------------------------------------------------
@@ -184,7 +166,7 @@ def _initialise(lab: CephLab, admin_timeout: float) -> CephAdmin:
     """Cold start: a new cluster from nothing. Returns a connected admin."""
     fsid = str(uuid.uuid4())
     state: dict[str, Any] = {"fsid": fsid, "initialized": False}
-    _write_state(lab, state)
+    lab.write_state(state)
     write_conf(lab, fsid)
     monmap = lab.home / "monmap"
     subprocess.run(["monmaptool", "--create", "--clobber", "--fsid", fsid, "--addv", MON_ID,
@@ -198,14 +180,8 @@ def _initialise(lab: CephLab, admin_timeout: float) -> CephAdmin:
     ceph_setup.configure_prometheus(admin)  # before the mgr's first start: no restart later
     (lab.home / "mgr" / f"ceph-{MGR_ID}").mkdir(parents=True, exist_ok=True)
     _start_local(lab, f"mgr.{MGR_ID}")
-    ceph_setup.create_osd_ids(admin, state)
-    _write_state(lab, state)
-    with ThreadPoolExecutor(max_workers=OSD_COUNT) as pool:
-        for future in [pool.submit(_mkfs_osd, lab, osd, state["osd_uuids"][str(osd)])
-                       for osd in range(OSD_COUNT)]:
-            future.result()
-    state["initialized"] = True
-    _write_state(lab, state)
+    ceph_setup.make_osds(admin, lab, state,
+                         lambda osd, osd_uuid: _mkfs_osd(lab, osd, osd_uuid))
     return admin
 
 
@@ -223,7 +199,7 @@ def up(home: Path | None = None, timeout: float = HEALTH_TIMEOUT) -> dict[str, A
     for directory in (lab.home, lab.run_dir, lab.log_dir, lab.home / "crash"):
         directory.mkdir(parents=True, exist_ok=True)
     _clear_leftovers(lab)
-    state = _read_state(lab)
+    state = lab.read_state()
     mode = "warm" if state.get("initialized") else "cold"
     if mode == "warm" and all(procs.alive_pid(lab.pid_file(d), program_of(d))
                               for d in _ceph_daemons()):
@@ -255,9 +231,7 @@ def up(home: Path | None = None, timeout: float = HEALTH_TIMEOUT) -> dict[str, A
         ceph_setup.ensure_prometheus_enabled(admin)
         daemons_started = time.monotonic()
         log.info("daemons running after %.1f s; waiting for HEALTH_OK", daemons_started - started)
-        final = ceph_setup.wait_healthy(admin, timeout)
-        if ceph_setup.move_other_pools(admin):
-            final = ceph_setup.wait_healthy(admin, timeout)
+        final = ceph_setup.settle(admin, timeout)
     finally:
         admin.close()
     healthy = time.monotonic()
@@ -327,23 +301,7 @@ def status(home: Path | None = None) -> dict[str, Any]:
         alive = pid is not None and procs.is_alive(pid, program)
         daemons[name] = {"pid": pid, "alive": alive,
                          "rss_bytes": procs.rss_bytes(pid) if alive and pid else None}
-    result: dict[str, Any] = {
-        "home": str(lab.home),
-        "initialized": bool(_read_state(lab).get("initialized")),
-        "daemons": daemons,
-        "mounts": {str(lab.osd_dir(n)): disks.is_mounted(lab.osd_dir(n))
-                   for n in range(OSD_COUNT)},
-        "loop_devices": disks.loop_devices_under(lab.home),
-        "namespaces": netns.existing_namespaces(NETWORK),
-        "health": None,
-    }
-    if daemons[f"mon.{MON_ID}"]["alive"]:
-        try:
-            with CephAdmin(str(lab.conf), timeout=5) as admin:
-                result["health"] = admin.state().as_dict()
-        except ClusterError as exc:
-            result["health"] = {"error": str(exc)}
-    return result
+    return ceph_setup.lab_status(lab, NETWORK, daemons, daemons[f"mon.{MON_ID}"]["alive"])
 
 
 def main(argv: list[str] | None = None) -> int:

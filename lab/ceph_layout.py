@@ -39,6 +39,58 @@ HEALTH_TIMEOUT = 600.0
 CLEAN_POLLS = 5  # after an OSD boots every PG looks clean for ~3 s before peering starts
 
 
+# [global] settings of every Ceph lab (both releases): small pools, fast reactions
+GLOBAL_TUNING = """\
+osd_pool_default_size = 3
+osd_pool_default_min_size = 2
+osd_pool_default_pg_num = 8
+osd_pool_default_pgp_num = 8
+osd_pool_default_pg_autoscale_mode = off
+mon_allow_pool_delete = true
+mon_max_pg_per_osd = 500
+# react within seconds, not the production 10 minutes, so faults fit in a test
+mon_osd_down_out_interval = 30
+mon_osd_adjust_down_out_interval = false
+mon_osd_adjust_heartbeat_grace = false
+osd_heartbeat_interval = 1
+osd_heartbeat_grace = 6
+# a lab root fs may well be 70% full: the 30% default warning would spoil HEALTH_OK
+mon_data_avail_warn = 5
+mon_data_avail_crit = 2
+# librados blocks forever on a dead cluster otherwise
+rados_osd_op_timeout = 30
+rados_mon_op_timeout = 30
+# PG states reach the mgr (and so `status`) once per stats period: 5 s by default,
+# long enough to miss a whole re-peering; Faultline samples once a second
+mgr_stats_period = 1
+"""
+
+
+# [osd] settings of every Ceph lab
+OSD_TUNING = f"""\
+osd_objectstore = bluestore
+bluestore_block_create = true
+osd_memory_target = {1024**3}
+osd_recovery_sleep_hdd = 0
+osd_recovery_sleep_ssd = 0
+osd_recovery_sleep_hybrid = 0
+# Ceph's default. The backfillfull check is made once per PG, when its backfill is
+# reserved: with 4 at once, the zone1 OSD left when its neighbour died at 50% fill took
+# four ~94 MiB PGs together, went full and blocked writes (519 client timeouts); with 1
+# it stops at backfillfull. At 75% fill it still overruns its 2 GiB and aborts (ENOSPC).
+osd_max_backfills = 1
+"""
+
+
+def osd_section(osd: int, node: netns.LabNode) -> str:
+    """One OSD's section: its CRUSH place (zone, host), its block size, its node's address."""
+    block_bytes = BLOCK_UNIT_BYTES * zones.capacity_units(node.index)
+    return (f"\n[osd.{osd}]\ncrush_location = root=default "
+            f"zone={zones.zone_name(node.index)} host={node.name}\n"
+            f"bluestore_block_size = {block_bytes}\n"
+            f"public_addr = {node.address}\ncluster_addr = {node.address}\n")
+
+
 class LabError(RuntimeError):
     """The lab could not be brought up or down; the message says what was waited for."""
 
@@ -68,9 +120,6 @@ class CephLab(LabHome):
 
     def osd_dir(self, osd: int) -> Path:
         return self.home / "osd" / f"ceph-{osd}"
-
-    def block_bytes(self, osd: int) -> int:
-        return BLOCK_UNIT_BYTES * zones.capacity_units(self.node_of(osd).index)
 
     def image(self, osd: int) -> Path:
         return self.home / "disks" / f"osd{osd}.img"
@@ -125,29 +174,7 @@ run_dir = {home}/run
 log_file = {home}/log/$cluster-$name.log
 mon_cluster_log_file = {home}/log/$cluster.log
 crash_dir = {home}/crash
-osd_pool_default_size = 3
-osd_pool_default_min_size = 2
-osd_pool_default_pg_num = 8
-osd_pool_default_pgp_num = 8
-osd_pool_default_pg_autoscale_mode = off
-mon_allow_pool_delete = true
-mon_max_pg_per_osd = 500
-# react within seconds, not the production 10 minutes, so faults fit in a test
-mon_osd_down_out_interval = 30
-mon_osd_adjust_down_out_interval = false
-mon_osd_adjust_heartbeat_grace = false
-osd_heartbeat_interval = 1
-osd_heartbeat_grace = 6
-# a lab root fs may well be 70% full: the 30% default warning would spoil HEALTH_OK
-mon_data_avail_warn = 5
-mon_data_avail_crit = 2
-# librados blocks forever on a dead cluster otherwise
-rados_osd_op_timeout = 30
-rados_mon_op_timeout = 30
-# PG states reach the mgr (and so `status`) once per stats period: 5 s by default,
-# long enough to miss a whole re-peering; Faultline samples once a second
-mgr_stats_period = 1
-
+{GLOBAL_TUNING}
 [client]
 # empty: concurrent clients would otherwise fight over one socket path
 admin_socket =
@@ -167,24 +194,9 @@ mgr_data = {home}/mgr/$cluster-$id
 
 [osd]
 {daemon_common}osd_data = {home}/osd/$cluster-$id
-osd_objectstore = bluestore
-bluestore_block_create = true
-osd_memory_target = {1024**3}
-osd_recovery_sleep_hdd = 0
-osd_recovery_sleep_ssd = 0
-osd_recovery_sleep_hybrid = 0
-# Ceph's default. The backfillfull check is made once per PG, when its backfill is
-# reserved: with 4 at once, the zone1 OSD left when its neighbour died at 50% fill took
-# four ~94 MiB PGs together, went full and blocked writes (519 client timeouts); with 1
-# it stops at backfillfull. At 75% fill it still overruns its 2 GiB and aborts (ENOSPC).
-osd_max_backfills = 1
-"""
+{OSD_TUNING}"""
     for osd in range(OSD_COUNT):
-        node = lab.node_of(osd)
-        text += (f"\n[osd.{osd}]\ncrush_location = root=default "
-                 f"zone={zones.zone_name(node.index)} host={node.name}\n"
-                 f"bluestore_block_size = {lab.block_bytes(osd)}\n"
-                 f"public_addr = {node.address}\ncluster_addr = {node.address}\n")
+        text += osd_section(osd, lab.node_of(osd))
     text += f"""
 [{ceph_name(RGW_DAEMON)}]
 {daemon_common}rgw_data = {lab.rgw_dir}

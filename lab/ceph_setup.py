@@ -5,11 +5,15 @@ active+clean."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 from clusters.ceph_admin import CephAdmin, CephState
+from clusters.exceptions import ClusterError
 
+from . import disks, netns
 from .ceph_layout import (
     CLEAN_POLLS,
     CRUSH_RULE,
@@ -29,6 +33,31 @@ def admin(lab: CephLab, timeout: float = 30.0) -> CephAdmin:
     admin = CephAdmin(str(lab.conf), timeout=timeout)
     admin.connect()
     return admin
+
+
+def health(conf: Path) -> dict[str, Any]:
+    """The cluster's state as `lab status` shows it, or the error that kept it from us."""
+    try:
+        with CephAdmin(str(conf), timeout=5) as admin:
+            return admin.state().as_dict()
+    except ClusterError as exc:
+        return {"error": str(exc)}
+
+
+def lab_status(lab: Any, network: netns.LabNetwork, daemons: dict[str, Any], mon_alive: bool
+               ) -> dict[str, Any]:
+    """What `status` says of a Ceph lab of either release (CephLab, ReefLab): its daemons,
+    its OSD disks' mounts, loop devices and namespaces, and the health if the mon runs."""
+    return {
+        "home": str(lab.home),
+        "initialized": bool(lab.read_state().get("initialized")),
+        "daemons": daemons,
+        "mounts": {str(lab.osd_dir(n)): disks.is_mounted(lab.osd_dir(n))
+                   for n in range(OSD_COUNT)},
+        "loop_devices": disks.loop_devices_under(lab.home),
+        "namespaces": netns.existing_namespaces(network),
+        "health": health(lab.conf) if mon_alive else None,
+    }
 
 
 def configure_prometheus(admin: CephAdmin) -> None:
@@ -56,6 +85,20 @@ def create_osd_ids(admin: CephAdmin, state: dict[str, Any]) -> None:
         got = out.get("osdid") if isinstance(out, dict) else out
         if got != osd:
             raise LabError(f"ceph osd new gave id {got!r}, expected {osd}")
+
+
+def make_osds(admin: CephAdmin, lab: Any, state: dict[str, Any],
+              make: Callable[[int, str], None]) -> None:
+    """A new lab's OSDs: their ids from the monitor, then `make(osd, uuid)` for each, all at
+    once; the lab's state is written after each step and says `initialized` at the end."""
+    create_osd_ids(admin, state)
+    lab.write_state(state)
+    with ThreadPoolExecutor(max_workers=OSD_COUNT) as pool:
+        for future in [pool.submit(make, osd, state["osd_uuids"][str(osd)])
+                       for osd in range(OSD_COUNT)]:
+            future.result()
+    state["initialized"] = True
+    lab.write_state(state)
 
 
 def _together(admin: CephAdmin, commands: list[tuple[str, dict[str, Any]]]) -> None:
@@ -100,7 +143,7 @@ def ensure_crush_rule(admin: CephAdmin) -> int:
     return rules[CRUSH_RULE]
 
 
-def ensure_pools(admin: CephAdmin) -> None:
+def ensure_pools(admin: CephAdmin, rgw: bool = True) -> None:
     """Faultline's pool and RGW's, size 3 / min_size 2 on the zone rule, each tagged with its
     application.
 
@@ -109,7 +152,9 @@ def ensure_pools(admin: CephAdmin) -> None:
     and tagged "rgw" as RGW itself does (no POOL_APP_NOT_ENABLED warning). What a killed
     earlier `up` left half done is completed.
     """
-    wanted = {POOL: (POOL_PGS, "rados"), **{p: (RGW_POOL_PGS, "rgw") for p in RGW_POOLS}}
+    wanted = {POOL: (POOL_PGS, "rados")}
+    if rgw:  # a lab without a gateway (lab/ceph_reef.py) peers only its own pool
+        wanted.update({p: (RGW_POOL_PGS, "rgw") for p in RGW_POOLS})
     rule = ensure_crush_rule(admin)
     existing = {p["pool_name"]: p for p in admin.command("osd pool ls", detail="detail")}
     _together(admin, [("osd pool create", {"pool": name, "pg_num": pgs, "pgp_num": pgs,
@@ -154,3 +199,12 @@ def wait_healthy(admin: CephAdmin, timeout: float = HEALTH_TIMEOUT) -> CephState
             f"waited {timeout:.0f} s for HEALTH_OK with {OSD_COUNT} OSDs up+in and all PGs "
             f"active+clean on {CLEAN_POLLS} polls in a row; last seen: {seen}")
     return last
+
+
+def settle(admin: CephAdmin, timeout: float = HEALTH_TIMEOUT) -> CephState:
+    """Wait for HEALTH_OK, move the pools others made onto the zone rule, and wait again if
+    one was moved; the settled state."""
+    final = wait_healthy(admin, timeout)
+    if move_other_pools(admin):
+        final = wait_healthy(admin, timeout)
+    return final

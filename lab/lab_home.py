@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from . import sshd
 
@@ -17,6 +19,18 @@ class LabHome:
     @property
     def state_file(self) -> Path:
         return self.home / "lab.json"
+
+    def read_state(self) -> dict[str, Any]:
+        """What the lab wrote down about itself (fsid, ids, whether it is initialised)."""
+        try:
+            return json.loads(self.state_file.read_text())
+        except FileNotFoundError:
+            return {}
+
+    def write_state(self, state: dict[str, Any]) -> None:
+        tmp = self.state_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(state, indent=2) + "\n")
+        tmp.replace(self.state_file)
 
     @property
     def run_dir(self) -> Path:

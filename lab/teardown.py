@@ -5,7 +5,10 @@ the Ceph and the Swift lab."""
 from __future__ import annotations
 
 import shutil
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from . import disks, netns, procs
 from .ceph_layout import LabError
@@ -46,3 +49,16 @@ def leftovers(home: Path, network: netns.LabNetwork, pid_files: list[Path]) -> d
         "namespaces": netns.existing_namespaces(network),
         "links": netns.leftover_links(network),
     }
+
+
+def finish_down(home: Path, network: netns.LabNetwork, purge: bool, started: float,
+                stopped: dict[str, str], left_of: Callable[[], dict[str, list]]) -> dict[str, Any]:
+    """The rest of a lab's `down` once its daemons stopped (`remove`), and its report: how
+    long it took (from `started`, a monotonic time), what was stopped, and what is left."""
+    stray = remove(home, network, purge)
+    left = left_of()
+    if stray:
+        # started by someone else in our namespaces; we only signal PIDs we started
+        left["namespace_processes"] = stray
+    return {"seconds": round(time.monotonic() - started, 1), "stopped": stopped,
+            "purged": purge, "leftovers": left}

@@ -1,4 +1,9 @@
-"""`faultline lab up|down|status`: the embedded lab, real clusters on this machine."""
+"""`faultline lab up|down|status`: the embedded lab, real clusters on this machine.
+
+Two releases: `pacific` (the default: Debian 12's Ceph 16 and Swift 2.30, daemons with pid
+files in network namespaces) and `reef` (Debian 13's Ceph 18 in containers booting
+systemd, daemons under Debian's units: lab/ceph_reef.py; Ceph only). `lab down` without
+`--release` takes down both."""
 
 from __future__ import annotations
 
@@ -6,7 +11,7 @@ import json
 
 import click
 
-from lab import ceph, swift
+from lab import ceph, ceph_reef, swift
 
 from .group import SETUP_ERRORS, fail
 
@@ -17,23 +22,33 @@ def lab_group() -> None:
 
 
 SYSTEMS = ("ceph", "swift")
+RELEASES = ("pacific", "reef")
+LABS = {("ceph", "pacific"): ceph, ("swift", "pacific"): swift, ("ceph", "reef"): ceph_reef}
+RELEASE_OPTION = click.option("--release", type=click.Choice(RELEASES), default=None,
+                              help="The lab's release: pacific (default) or reef (Ceph only).")
 
 
-def _lab_module(system: str):
-    return {"ceph": ceph, "swift": swift}[system]
+def _lab_module(system: str, release: str = "pacific"):
+    return LABS[(system, release)]
 
 
-def _systems(system: str) -> tuple[str, ...]:
-    return SYSTEMS if system == "all" else (system,)
+def _systems(system: str, release: str = "pacific") -> tuple[str, ...]:
+    """The systems of a release that the command is about ("all": those it has)."""
+    if system != "all" and (system, release) not in LABS:
+        fail(f"there is no {system} lab on {release} (reef: ceph only)")
+    return tuple(s for s in SYSTEMS if (s, release) in LABS) if system == "all" else (system,)
 
 
 @lab_group.command("up")
 @click.argument("system", type=click.Choice([*SYSTEMS, "all"]), default="all")
+@RELEASE_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def lab_up(system: str, as_json: bool) -> None:
+def lab_up(system: str, release: str | None, as_json: bool) -> None:
     """Start the lab (idempotent): Ceph (HEALTH_OK), Swift (PUT/GET through the proxy), or
-    both; write them into the inventory."""
-    infos = {name: _lab_module(name).up() for name in _systems(system)}
+    both; write them into the inventory. `--release reef`: the Ceph 18 lab of systemd
+    containers (lab-ceph-reef), its root filesystem built once if missing."""
+    release = release or "pacific"
+    infos = {name: _lab_module(name, release).up() for name in _systems(system, release)}
     if as_json:
         click.echo(json.dumps(infos, indent=2, default=str))
         return
@@ -52,13 +67,18 @@ def lab_up(system: str, as_json: bool) -> None:
 
 @lab_group.command("down")
 @click.argument("system", type=click.Choice([*SYSTEMS, "all"]), default="all")
+@RELEASE_OPTION
 @click.option("--purge", is_flag=True, help="Also delete the lab's data.")
-def lab_down(system: str, purge: bool) -> None:
-    """Stop the lab and remove every process, mount, loop device and namespace."""
+def lab_down(system: str, release: str | None, purge: bool) -> None:
+    """Stop the lab and remove every process, container, mount, loop device, cgroup and
+    namespace; both releases unless `--release` names one."""
     problems = []
-    for name in _systems(system):  # every lab goes down, whatever happened to the others
+    labs = [(name, rel) for rel in ([release] if release else RELEASES)
+            for name in _systems(system if release else "all", rel)
+            if system in ("all", name)]
+    for name, rel in labs:  # every lab goes down, whatever happened to the others
         try:
-            result = _lab_module(name).down(purge=purge)
+            result = _lab_module(name, rel).down(purge=purge)
         except SETUP_ERRORS as exc:
             problems.append(f"the {name} lab could not be taken down: {exc}")
             continue
@@ -66,7 +86,8 @@ def lab_down(system: str, purge: bool) -> None:
         if left:
             problems.append(f"the {name} lab left things behind: {left}")
             continue
-        click.echo(f"{name} lab down in {result['seconds']} s"
+        click.echo(f"{name} lab{' (reef)' if rel == 'reef' else ''} down in "
+                   f"{result['seconds']} s"
                    f"{', data purged' if purge else ''}; nothing left behind")
     if problems:
         fail("; ".join(problems))
@@ -74,10 +95,13 @@ def lab_down(system: str, purge: bool) -> None:
 
 @lab_group.command("status")
 @click.argument("system", type=click.Choice([*SYSTEMS, "all"]), default="all")
+@RELEASE_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def lab_status(system: str, as_json: bool) -> None:
+def lab_status(system: str, release: str | None, as_json: bool) -> None:
     """Show the lab's daemons, disks and health; a daemon that is down says so."""
-    statuses = {name: _lab_module(name).status() for name in _systems(system)}
+    release = release or "pacific"
+    statuses = {name: _lab_module(name, release).status()
+                for name in _systems(system, release)}
     if as_json:
         click.echo(json.dumps(statuses, indent=2, default=str))
         return

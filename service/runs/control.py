@@ -113,6 +113,9 @@ class RunControl:
         self.validity: dict[str, Any] | None = None  # the baseline's verdict
         self._cpu_mark: CpuMark | None = None  # the generator's CPU from the load's start
         self.heartbeat: Heartbeat | None = None
+        # what the restores found of the process faults (clusters.supervision): a crashed
+        # daemon's return, a daemon meant to stay down that came back
+        self.daemon_outcomes: list[dict[str, Any]] = []
 
     @property
     def run_id(self) -> int | None:
@@ -316,6 +319,8 @@ class RunControl:
         ts = _timestamp((result or {}).get("end")) or time.time()
         self.recorder.event("activity", ts=ts, name=name, type=activity.get("type"),
                             status=status, output=_jsonable((result or {}).get("output")))
+        if status == "succeeded":
+            self._note_daemon_outcomes((result or {}).get("output"), ts)
         if name == self.baseline_after and status == "succeeded" and self.fault_ts is None:
             started = time.time()
             self.recorder.event("baseline_started", ts=started)
@@ -343,6 +348,24 @@ class RunControl:
             self.restore_ts = begun  # a rollback of the same name later restores nothing new
             self.metrics.fault_active = False
             self.recorder.event("restored", ts=begun, name=name, ended=ts)
+
+    def _note_daemon_outcomes(self, output: Any, ts: float) -> None:
+        """A restore of a process fault (actions.ceph.start_osd, ...) says what it found:
+        put a crashed daemon's return and a broken `down` on the timeline."""
+        if not (isinstance(output, dict) and isinstance(output.get("daemons"), list)
+                and "deviations" in output):
+            return
+        for outcome in output["daemons"]:
+            self.daemon_outcomes.append(outcome)
+            if outcome.get("came_back_at"):
+                self.recorder.event("daemon_restarted", ts=outcome["came_back_at"],
+                                    daemon=outcome.get("daemon"), intent=outcome.get("intent"),
+                                    after_s=outcome.get("came_back_after_s"),
+                                    restarts=outcome.get("restarts"))
+            if outcome.get("deviation"):
+                logger.error(f"The fault's intent was not kept: {outcome['deviation']}")
+                self.recorder.event("intent_not_kept", ts=ts, daemon=outcome.get("daemon"),
+                                    reason=outcome["deviation"])
 
     def end(self, journal: dict | None) -> None:
         error = None
@@ -400,6 +423,14 @@ class RunControl:
             status = "invalid"
             error = ("the baseline did not hold, nothing was injected: "
                      + baseline.summary(self.validity))
+        deviations = [o["deviation"] for o in self.daemon_outcomes if o.get("deviation")]
+        if self.daemon_outcomes:
+            result["fault_intent"] = {"kept": not deviations, "daemons": self.daemon_outcomes}
+        if deviations and not error:
+            # a daemon meant to stay down came back (its supervisor, an operator): what was
+            # measured is not what the experiment asked for, whatever the figures say
+            status = "invalid"
+            error = "the fault's intent was not kept: " + "; ".join(deviations)
         aborted = self.abort_watch.reason if self.abort_watch is not None else None
         if aborted and not error:  # stopped on purpose, rollbacks run: say why
             status, error = "interrupted", aborted

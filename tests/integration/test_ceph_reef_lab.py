@@ -1,0 +1,160 @@
+"""The production-like Ceph lab (lab/ceph_reef.py: Ceph 18 under Debian's systemd units in
+nspawn containers) and a process fault's intent on it: a `crash` is restarted by systemd
+and reported, a `down` stays down past RestartSec until its restore, even when the run that
+injected it is SIGKILLed and `faultline heal` has to undo it; `down` leaves nothing behind.
+
+The lab is brought up once for the module (its root filesystem built first if missing) and,
+if this module started it, taken down and purged after."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from actions.ceph import kill_osd, start_osd
+from clusters import supervision
+from clusters.ceph_admin import CephAdmin
+from clusters.inventory import Cluster, load_cluster
+from clusters.paths import default_inventory
+from lab import ceph_reef, ceph_setup, disks, nspawn
+
+pytestmark = pytest.mark.lab
+
+REPO = Path(__file__).resolve().parents[2]
+CONFIGURATION = {"faultline_cluster": ceph_reef.CLUSTER_NAME}
+RESTART_SEC = 10  # Debian's ceph-osd@.service
+
+
+def _nodes_running() -> bool:
+    lab = ceph_reef.lab_at(None)
+    return any(nspawn.nspawn_pid(lab.container(n)) for n in lab.nodes)
+
+
+def _assert_nothing_left(result: dict) -> None:
+    assert not any(result["leftovers"].values()), result["leftovers"]
+    lab = ceph_reef.lab_at(None)
+    assert not disks.mounts_under(lab.home)
+    assert not disks.loop_devices_under(lab.home)
+    assert not [c for n in lab.nodes for c in nspawn.leftover_cgroups(lab.container(n))]
+    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
+    assert "flreef" not in links and "flbr2" not in links
+    assert not [p for p in Path("/run/netns").glob("flreef*")] if Path("/run/netns").is_dir() \
+        else True
+
+
+@pytest.fixture(scope="module")
+def reef_cluster():
+    was_up = _nodes_running()
+    info = ceph_reef.up()
+    print(f"\nreef lab up: {json.dumps({k: v for k, v in info.items() if k != 'state'})}")
+    yield load_cluster(default_inventory(), ceph_reef.CLUSTER_NAME)
+    if not was_up:
+        _assert_nothing_left(ceph_reef.down(purge=True))
+
+
+def _unit(cluster: Cluster, name: str) -> supervision.UnitState:
+    service = cluster.service(name)
+    return supervision.unit_state(cluster, service, supervision.unit_of(cluster, service))
+
+
+def _wait_healthy(cluster: Cluster, timeout: float = 120.0) -> None:
+    with CephAdmin(cluster.client["conf"]) as admin:
+        ceph_setup.wait_healthy(admin, timeout)
+
+
+def _num_up_osds(cluster: Cluster) -> int:
+    with CephAdmin(cluster.client["conf"]) as admin:
+        return admin.state().num_up_osds
+
+
+def test_up_reaches_health_ok_with_each_daemon_under_its_stock_unit(reef_cluster):
+    with CephAdmin(reef_cluster.client["conf"]) as admin:
+        state = admin.state()
+        versions = admin.command("versions")
+    assert state.health == "HEALTH_OK"
+    assert state.num_osds == state.num_up_osds == state.num_in_osds == 4
+    assert list(versions["overall"]) == [next(iter(versions["overall"]))]
+    assert "18.2." in next(iter(versions["overall"])) and "reef" in next(iter(versions["overall"]))
+    for service in reef_cluster.services:
+        assert _unit(reef_cluster, service.name).running, service.name
+    osd = reef_cluster.service("osd.1")
+    policy = supervision.services.run(reef_cluster, osd, "systemctl show -p Restart,RestartUSec "
+                                                         "ceph-osd@1.service").stdout.split()
+    assert policy == ["Restart=on-failure", "RestartUSec=10s"]
+
+
+def test_a_crash_is_restarted_by_systemd_and_the_restore_says_when(reef_cluster):
+    before = _unit(reef_cluster, "osd.1")
+    killed = kill_osd(osd_id=1, intent="crash", configuration=CONFIGURATION)
+    assert (killed["intent"], killed["pid"], killed["unit"]) == ("crash", before.main_pid,
+                                                                   "ceph-osd@1.service")
+    # systemd brings it back after RestartSec; the restore waits for it and reports it
+    restored = start_osd(osd_id=1, configuration=CONFIGURATION)
+    [outcome] = restored["daemons"]
+    print(f"\ncrash: {outcome}")
+    assert restored["started"] == [] and restored["deviations"] == []
+    assert outcome["restarts"] == 1
+    assert RESTART_SEC - 1 <= outcome["came_back_after_s"] <= RESTART_SEC + 20
+    after = _unit(reef_cluster, "osd.1")
+    assert after.n_restarts == before.n_restarts + 1 and after.main_pid != before.main_pid
+    _wait_healthy(reef_cluster)
+
+
+def test_a_down_osd_brought_back_behind_the_faults_back_is_a_deviation(reef_cluster):
+    kill_osd(osd_id=3, intent="down", configuration=CONFIGURATION)
+    # an operator (or another supervisor) unmasks and starts it during the fault
+    supervision.services.run(reef_cluster, reef_cluster.service("osd.3"),
+                             "systemctl unmask --runtime ceph-osd@3 && systemctl start ceph-osd@3")
+    restored = start_osd(osd_id=3, configuration=CONFIGURATION)
+    [deviation] = restored["deviations"]
+    assert deviation.startswith("osd.3 was brought back while the fault wanted it down "
+                                "(running as PID ")
+    _wait_healthy(reef_cluster)
+
+
+KILL_AND_HANG = """
+import sys
+from actions.ceph import kill_osd
+print(kill_osd(osd_id=2, configuration={"faultline_cluster": "lab-ceph-reef"})["intent"],
+      flush=True)
+sys.stdin.read()  # until the test SIGKILLs this run
+"""
+
+
+def test_a_down_osd_stays_down_past_restart_sec_and_heal_undoes_it_after_a_sigkill(
+        reef_cluster, env):
+    before = _unit(reef_cluster, "osd.2")
+    run = subprocess.Popen([sys.executable, "-c", KILL_AND_HANG], env=env, cwd=REPO,
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert run.stdout.readline().strip() == "down"  # the default intent
+    finally:
+        os.kill(run.pid, signal.SIGKILL)  # the run dies with its fault in place
+        run.wait()
+    time.sleep(RESTART_SEC + 5)  # systemd would have restarted a crashed one by now
+    state = _unit(reef_cluster, "osd.2")
+    assert (state.running, state.load_state) == (False, "masked"), state
+    assert state.n_restarts == before.n_restarts
+    assert _num_up_osds(reef_cluster) == 3
+    healed = subprocess.run(["faultline", "heal", "--cluster", ceph_reef.CLUSTER_NAME],
+                            env=env, capture_output=True, text=True, timeout=300)
+    assert healed.returncode == 0, healed.stdout + healed.stderr
+    assert ("restored: osd.2 killed (SIGKILL) and kept down (ceph-osd@2.service masked) "
+            "on node3") in healed.stdout
+    state = _unit(reef_cluster, "osd.2")
+    assert (state.running, state.load_state) == (True, "loaded"), state
+    _wait_healthy(reef_cluster)
+
+
+def test_down_leaves_nothing_behind_and_a_warm_up_is_quick(reef_cluster):
+    _assert_nothing_left(ceph_reef.down())
+    info = ceph_reef.up()
+    print(f"\nreef lab warm up: HEALTH_OK after {info['seconds_to_health_ok']} s")
+    assert info["mode"] == "warm" and info["state"]["health"] == "HEALTH_OK"
