@@ -345,6 +345,12 @@ class RunControl:
             # starts its daemons one node at a time may end after the cluster has recovered,
             # which must not pass for recovery while the fault persisted
             begun = _timestamp((result or {}).get("start")) or ts
+            # a crash its supervisor undid ended when the daemon came back, not when the
+            # restore (which only waited for that) began
+            back = [o["came_back_at"] for o in self.daemon_outcomes
+                    if o.get("intent") == "crash" and o.get("came_back_at")
+                    and not o.get("started_by_restore")]
+            begun = max(back) if back else begun
             self.restore_ts = begun  # a rollback of the same name later restores nothing new
             self.metrics.fault_active = False
             self.recorder.event("restored", ts=begun, name=name, ended=ts)

@@ -17,6 +17,9 @@ import time
 from pathlib import Path
 
 import pytest
+from short_runs import short_experiment, shortened
+from sqlalchemy import create_engine, select
+from sqlalchemy.orm import Session
 
 from actions.ceph import kill_osd, start_osd
 from clusters import supervision
@@ -24,6 +27,7 @@ from clusters.ceph_admin import CephAdmin
 from clusters.inventory import Cluster, load_cluster
 from clusters.paths import default_inventory
 from lab import ceph_reef, ceph_setup, disks, nspawn
+from service.store.models import Run
 
 pytestmark = pytest.mark.lab
 
@@ -150,6 +154,92 @@ def test_a_down_osd_stays_down_past_restart_sec_and_heal_undoes_it_after_a_sigki
             "on node3") in healed.stdout
     state = _unit(reef_cluster, "osd.2")
     assert (state.running, state.load_state) == (True, "loaded"), state
+    _wait_healthy(reef_cluster)
+
+
+def _reef_env(env: dict) -> dict:
+    return {**env, "FAULTLINE_CLUSTER": ceph_reef.CLUSTER_NAME}
+
+
+def _run(path: Path, env: dict) -> tuple[subprocess.CompletedProcess, Run]:
+    done = subprocess.run(["faultline", "run", str(path)], env=_reef_env(env), cwd=path.parent,
+                          capture_output=True, text=True, timeout=900)
+    with Session(create_engine(env["DATABASE_URL"])) as session:
+        run = session.execute(select(Run).order_by(Run.id.desc()).limit(1)).scalar_one()
+        run.events  # noqa: B018 - load them before the session closes
+    return done, run
+
+
+def _kill(intent: str) -> dict:
+    return {"type": "action", "name": "kill-osd", "provider": {
+        "type": "python", "module": "actions.ceph", "func": "kill_osd",
+        "arguments": {"osd_id": 1, "intent": intent}}}
+
+
+START_OSD = {"type": "action", "name": "start-osd", "provider": {
+    "type": "python", "module": "actions.ceph", "func": "start_osd",
+    "arguments": {"osd_id": 1}}}
+
+
+def _bring_back_by_hand(cluster: Cluster) -> dict:
+    """An operator who unmasks and starts the OSD in the middle of the fault."""
+    node, ssh = cluster.node("node2"), cluster.node("node2").ssh
+    return {"type": "action", "name": "operator-starts-osd", "provider": {
+        "type": "process", "path": "ssh", "arguments": [
+            "-i", ssh.key_file, "-o", f"UserKnownHostsFile={ssh.known_hosts}",
+            "-o", "BatchMode=yes", f"root@{node.address}",
+            "systemctl unmask --runtime ceph-osd@1 && systemctl start ceph-osd@1"]}}
+
+
+def test_a_run_whose_down_osd_came_back_is_invalid_not_successful(reef_cluster, env,
+                                                                  tmp_path):
+    path = tmp_path / "down-undone.json"
+    path.write_text(json.dumps(short_experiment(
+        "down, undone by an operator", [_kill("down"), _bring_back_by_hand(reef_cluster),
+                                        START_OSD], [START_OSD], restore="start-osd")))
+    done, run = _run(path, env)
+    assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
+    assert run.status == "invalid"
+    assert run.error.startswith("the fault's intent was not kept: osd.1 was brought back "
+                                "while the fault wanted it down (running as PID ")
+    assert run.figures["fault_intent"]["kept"] is False
+    assert "intent_not_kept" in [e.kind for e in run.events]
+    _wait_healthy(reef_cluster)
+
+
+@pytest.mark.full
+def test_a_down_run_keeps_the_osd_down_a_minute_while_ceph_re_replicates(reef_cluster, env,
+                                                                        tmp_path):
+    # the catalogue's experiment as written (kill_osd's default intent: down), held 60 s
+    before = _unit(reef_cluster, "osd.1")
+    path = shortened(REPO / "experiments" / "ceph-kill-osd.json", tmp_path, fault_hold_s=60)
+    done, run = _run(path, env)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    f = run.figures
+    assert run.status == "completed", (run.status, run.error)
+    assert f["restore_at_s"] >= 60 and f["fault_intent"]["kept"] is True
+    assert f["time_to_full_redundancy_s"] is not None, f["reasons"]
+    assert f["lost_objects"] == 0
+    # the restore's outcome (the rollback's, for every OSD, finds nothing to undo)
+    [outcome] = [o for o in f["fault_intent"]["daemons"] if o["intent"] == "down"]
+    assert (outcome["intent"], outcome["started_by_restore"]) == ("down", True)
+    # systemd never restarted it: the restore started it after the hold
+    assert _unit(reef_cluster, "osd.1").n_restarts == before.n_restarts == 0
+
+
+@pytest.mark.full
+def test_a_crash_run_reports_when_systemd_brought_the_osd_back(reef_cluster, env, tmp_path):
+    path = tmp_path / "crash.json"
+    path.write_text(json.dumps(short_experiment(
+        "crash osd.1 under systemd", [_kill("crash"), START_OSD], [START_OSD],
+        restore="start-osd")))
+    done, run = _run(path, env)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert run.status == "completed", (run.status, run.error)
+    [restarted] = [e for e in run.events if e.kind == "daemon_restarted"]
+    assert restarted.detail["daemon"] == "osd.1" and restarted.detail["restarts"] == 1
+    assert RESTART_SEC - 1 <= restarted.detail["after_s"] <= RESTART_SEC + 20
+    assert run.figures["fault_intent"]["kept"] is True
     _wait_healthy(reef_cluster)
 
 

@@ -8,7 +8,9 @@ import re
 import time
 
 import pytest
+from chaoslib.exceptions import ActivityFailed
 
+from actions.ceph import check_arguments
 from clusters import supervision
 from clusters.exceptions import InventoryError, RemoteCommandFailed
 from clusters.inventory import Cluster, Node, Service, parse_inventory
@@ -239,3 +241,9 @@ def test_the_ledger_line_says_what_was_done(intent, unit, line):
 ])
 def test_the_restore_of_a_crash_waits_while_the_supervisor_is_restarting_it(show, waiting):
     assert supervision.restarting(supervision.parse_show(show), killed_pid=100) is waiting
+
+
+def test_a_run_with_an_unknown_intent_is_refused_before_anything_runs():
+    with pytest.raises(ActivityFailed, match="^intent must be one of crash, down, not 'stop'$"):
+        check_arguments("kill_osd", {"osd_id": 1, "intent": "stop"}, cluster(OSD1))
+    check_arguments("kill_osd", {"osd_id": 1, "intent": "crash"}, cluster(OSD1))
