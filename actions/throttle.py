@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from chaoslib.exceptions import ActivityFailed
 
-from clusters import io_throttle, services
+from clusters import fault_ledger, io_throttle, services
 from clusters.exceptions import ClusterError, RemoteCommandFailed
 from clusters.inventory import Cluster, Service
 
@@ -79,13 +79,15 @@ def throttle_disk(daemon: str = "osd.1", read_bps: int = 0, write_bps: int = 0,
             "back_to": back_to, "throttled": throttle.says(), "guard": verdict}
 
 
-def unthrottle_disk(daemon: str = "osd.1", back_to: str = "/",
+def unthrottle_disk(daemon: str = "osd.1", back_to: str = "",
                     configuration: dict = None) -> dict:
     """Lift the throttle of throttle_disk (idempotent): the daemon back in the cgroup it came
-    from (`back_to`), ours removed. Returns what its I/O through the throttle amounted to."""
+    from (`back_to`; when not given, the one throttle_disk recorded in the fault ledger, else
+    the root), ours removed. Returns what its I/O through the throttle amounted to."""
     cluster = cluster_of(configuration)
     try:
         service = cluster.service(str(daemon))
+        back_to = back_to or _recorded_origin(cluster, service)
         stats = io_throttle.parse_stats(
             services.run(cluster, service, io_throttle.stats_command(service.name)).stdout)
         services.run(cluster, service, io_throttle.release_command(service.name, back_to))
@@ -94,3 +96,12 @@ def unthrottle_disk(daemon: str = "osd.1", back_to: str = "/",
     ledger_restored(cluster, f"throttle:{service.name}")
     return {"daemon": service.name, "unthrottled": True, "throttled_bytes": stats["bytes"],
             "throttled_ios": stats["ios"]}
+
+
+def _recorded_origin(cluster: Cluster, service: Service) -> str:
+    """The cgroup throttle_disk found the daemon in (its ledger entry), "/" without one: an
+    experiment's rollback names only the daemon, and must not leave it in the root cgroup."""
+    for entry in fault_ledger.outstanding(cluster.name):
+        if entry.key == f"throttle:{service.name}" and entry.arguments.get("back_to"):
+            return str(entry.arguments["back_to"])
+    return "/"
