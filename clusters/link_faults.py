@@ -211,7 +211,10 @@ def mechanism_for(cluster: Cluster, fault: LinkFault, wanted: str = "auto") -> s
     if wanted not in MECHANISMS:
         raise InvalidLinkFault(f"mechanism must be one of {', '.join(MECHANISMS)}, "
                                f"not {wanted!r}")
-    if wanted == "nftables" and not fault.delay_ms:
+    if wanted == "nftables":
+        if fault.delay_ms:
+            raise InvalidLinkFault("added latency (delay_ms) needs netem: nftables cannot "
+                                   "delay a packet")
         return "nftables"
     if not fault.node:
         if fault.delay_ms or wanted == "netem":

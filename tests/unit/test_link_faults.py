@@ -154,6 +154,8 @@ def test_a_node_cap_is_a_tbf_on_its_interface_and_peers_do_not_police_it():
      "netem (and so added latency) is for one node's link, not between zones"),
     (LinkFault(loss_percent=5, node="node1"), "tc", "mechanism must be one of auto, nftables, "
                                                    "netem, not 'tc'"),
+    (LinkFault(delay_ms=50, node="node1"), "nftables",
+     "added latency (delay_ms) needs netem: nftables cannot delay a packet"),
 ])
 def test_a_mechanism_that_cannot_be_had_is_refused_before_any_node_is_asked(fault, wanted,
                                                                           message):
