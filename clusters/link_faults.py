@@ -158,9 +158,12 @@ def nft_command(text: str) -> str:
 
 
 def _interface_of(address: str) -> str:
-    """Shell: the interface holding the address."""
-    return (f"ip -o -4 addr show | awk '$4 ~ /^{address.replace('.', '[.]')}\\// "
-            "{print $2; exit}'")
+    """Shell: $dev is the interface holding the address; exit 3 saying so when none does.
+    The address (the inventory's text) reaches the shell and awk only quoted, as data."""
+    return (f"dev=$(ip -o -4 addr show | awk -v a={shlex.quote(address + '/')} "
+            "'index($4, a) == 1 {print $2; exit}'); "
+            f"[ -n \"$dev\" ] || {{ echo {shlex.quote(f'no interface holds {address}')} >&2; "
+            "exit 3; }")
 
 
 def netem_command(fault: LinkFault, address: str) -> str:
@@ -172,8 +175,7 @@ def netem_command(fault: LinkFault, address: str) -> str:
         spec.append(f"loss {fault.loss_percent}%")
     if fault.cap_mbit:
         spec.append(f"rate {int(fault.cap_mbit * 1000)}kbit")
-    return (f"dev=$({_interface_of(address)}); [ -n \"$dev\" ] || {{ echo 'no interface "
-            f"holds {address}' >&2; exit 3; }}; "
+    return (f"{_interface_of(address)}; "
             f"tc qdisc replace dev \"$dev\" root handle {HANDLE} netem {' '.join(spec)}")
 
 
@@ -181,8 +183,7 @@ def tbf_command(fault: LinkFault, address: str) -> str:
     """Cap what the node sends: a tbf qdisc (our handle) as the root of its interface."""
     rate = int(fault.cap_mbit * 1000)  # kbit/s
     burst = max(rate * 1000 // 8 // 10, 16_000)  # 100 ms of it, at least a few packets
-    return (f"dev=$({_interface_of(address)}); [ -n \"$dev\" ] || {{ echo 'no interface "
-            f"holds {address}' >&2; exit 3; }}; "
+    return (f"{_interface_of(address)}; "
             f"tc qdisc replace dev \"$dev\" root handle {HANDLE} tbf rate {rate}kbit "
             f"burst {burst} latency 100ms")
 

@@ -120,7 +120,8 @@ def test_netem_gets_loss_delay_and_rate_on_the_interface_holding_the_address():
     command = netem_command(LinkFault(loss_percent=10, cap_mbit=2.5, delay_ms=40,
                                       node="node2"), "10.77.0.12")
 
-    assert "$4 ~ /^10[.]77[.]0[.]12\\//" in command
+    assert command.startswith("dev=$(ip -o -4 addr show | awk -v a=10.77.0.12/ "
+                              "'index($4, a) == 1 {print $2; exit}'); ")
     assert command.endswith('tc qdisc replace dev "$dev" root handle fa17: netem '
                             "delay 40ms loss 10% rate 2500kbit")
 
@@ -180,3 +181,10 @@ def test_the_counters_are_read_from_nft_list_counters():
 
     assert parse_counters(listed) == {"seen": 425, "lost": 81, "capped": 0}
     assert parse_counters("") == {"seen": 0, "lost": 0, "capped": 0}
+
+
+def test_an_address_reaches_the_node_s_shell_only_quoted():
+    command = tbf_command(LinkFault(cap_mbit=2, node="node2"), "10.0.0.1'; reboot; '")
+
+    assert "awk -v a='10.0.0.1'\"'\"'; reboot; '\"'\"'/' " in command
+    assert "echo 'no interface holds 10.0.0.1'\"'\"'; reboot; '\"'\"'' >&2" in command
