@@ -10,6 +10,7 @@
      +-- CredentialsError      client credentials are not configured or cannot be read
      +-- FaultLedgerError      the local fault ledger file cannot be read
      +-- BlastRadiusExceeded   a fault would leave data unavailable or on its last copy
+     +-- InvalidCorruption     a corruption's arguments do not make sense on the cluster
      +-- InvalidLinkFault      a lossy link's arguments do not make sense on the cluster
      +-- InvalidThrottle       a disk throttle's arguments do not make sense on the cluster
      +-- InvalidCpuHog         a CPU hog's arguments do not make sense
@@ -54,6 +55,10 @@ class FaultLedgerError(ClusterError):
 
 class BlastRadiusExceeded(ClusterError):
     """The guard refused a fault (clusters/guard.py); the message gives its reasoning."""
+
+
+class InvalidCorruption(ClusterError):
+    """A corruption's arguments do not make sense (no such object, replica or mode)."""
 
 
 class InvalidLinkFault(ClusterError):

@@ -67,20 +67,31 @@ def parse_facts(raw: dict[str, Any]) -> RingFacts:
                    for ring, parts in raw["primaries"].items()})
 
 
-def read_ring_facts(swift_dir: str, timeout_s: float = 60.0) -> RingFacts:
-    """Load the rings of `swift_dir` (in a child process) and return their facts."""
+def swift_child(module: str, arguments: list[str], what: str, timeout_s: float,
+                env: dict[str, str] | None = None) -> Any:
+    """Run `python -m module arguments...` (a module that imports Swift) and decode the JSON
+    it prints; AdminCommandFailed "cannot <what>: ..." otherwise."""
     try:
-        done = subprocess.run([sys.executable, "-m", __name__, swift_dir], capture_output=True,
-                              text=True, timeout=timeout_s)
+        done = subprocess.run([sys.executable, "-m", module, *arguments], capture_output=True,
+                              text=True, timeout=timeout_s, env=env)
     except subprocess.TimeoutExpired:
-        raise AdminCommandFailed(f"reading the Swift rings in {swift_dir} took over "
-                                 f"{timeout_s:.0f} s") from None
+        raise AdminCommandFailed(f"cannot {what} within {timeout_s:.0f} s") from None
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        raise AdminCommandFailed(f"cannot read the Swift rings in {swift_dir}: {last}")
+        raise AdminCommandFailed(f"cannot {what}: {last}")
     try:
-        return parse_facts(json.loads(done.stdout))
-    except (ValueError, KeyError, TypeError) as exc:
+        return json.loads(done.stdout)
+    except ValueError as exc:
+        raise AdminCommandFailed(f"cannot {what}: unexpected output: {exc}") from None
+
+
+def read_ring_facts(swift_dir: str, timeout_s: float = 60.0) -> RingFacts:
+    """Load the rings of `swift_dir` (in a child process) and return their facts."""
+    raw = swift_child(__name__, [swift_dir], f"read the Swift rings in {swift_dir}",
+                      timeout_s)
+    try:
+        return parse_facts(raw)
+    except (KeyError, TypeError) as exc:
         raise AdminCommandFailed(f"unexpected ring facts from {swift_dir}: {exc}") from None
 
 

@@ -29,7 +29,10 @@ GUARD_NOTE = ("Before injecting, the guard checks what the fault takes down agai
 # restore actions: described as the way back, not as faults
 RESTORES = {"start_osd", "start_daemon", "restore_disk", "power_on_node", "power_on_zone",
             "heal_partition", "remove_fill", "start_server", "resume_osd", "resume_server",
-            "restore_link", "unthrottle_disk", "stop_cpu_hog"}
+            "restore_corruption", "restore_link", "unthrottle_disk", "stop_cpu_hog"}
+
+# actions that watch a fault rather than inject one: neither a fault nor its way back
+WATCHES = {"detect_and_repair"}
 
 
 @dataclass(frozen=True)
@@ -54,7 +57,7 @@ def fault_scopes(experiment: dict[str, Any], cluster: Cluster) -> list[FaultScop
     scopes = []
     for activity in method:
         func = _func(activity)
-        if activity.get("type") != "action" or func is None or func in RESTORES:
+        if activity.get("type") != "action" or func is None or func in RESTORES | WATCHES:
             continue
         provider = activity["provider"]
         arguments = dict(provider.get("arguments") or {})
@@ -90,6 +93,7 @@ def _restore_of(func: str, arguments: dict[str, Any], restores: list[dict]) -> s
              "power_off_node": "power_on_node", "power_off_zone": "power_on_zone",
              "partition_node": "heal_partition", "fill_cluster": "remove_fill",
              "kill_server": "start_server", "hang_osd": "resume_osd",
+             "corrupt_replica": "restore_corruption",
              "hang_server": "resume_server", "degrade_link": "restore_link",
              "throttle_disk": "unthrottle_disk", "hog_cpu": "stop_cpu_hog"}
     for activity in restores:
@@ -193,6 +197,8 @@ def _describe(func: str, a: dict[str, Any], cluster: Cluster
                 if d.swift_device} if not osds else set()
         return (f"slows a disk: {throttle.says()} (cgroup v1 blkio; the daemon stays up)",
                 [], osds, keys)
+    if func == "corrupt_replica":
+        return _corruption(a, cluster)
     if func == "fill_cluster":
         target, size = a.get("target", 0.5), a.get("object_mib", 4)
         where = "the pool's namespace faultline-fill" if cluster.kind == "ceph" \
@@ -201,3 +207,26 @@ def _describe(func: str, a: dict[str, Any], cluster: Cluster
         return (f"fills the cluster to {percent} raw usage with {size} MiB objects in {where}",
                 [], set(), set())
     return f"{func.replace('_', ' ')} {_args(a)}", [], set(), set()
+
+
+def _corruption(a: dict[str, Any], cluster: Cluster
+                ) -> tuple[str, list[str], set[int], set[str]]:
+    """A corrupted replica: what it names, and (Ceph) the OSD stopped while its copy is
+    rewritten; a Swift replica is rewritten with its server running."""
+    what = a.get("object_name") or "a canary object written for it"
+    if cluster.kind == "ceph":
+        osd_id = a.get("osd_id", -1)
+        if not isinstance(osd_id, int) or isinstance(osd_id, bool) or osd_id < -1:
+            raise ClusterError(f"osd_id must be an OSD's number (-1: any), not {osd_id!r}")
+        if osd_id >= 0:
+            cluster.service(f"osd.{osd_id}")
+        which = f"osd.{osd_id}'s copy" if osd_id >= 0 else "one non-primary copy"
+        return (f"corrupts {which} of {what}: 16 bytes flipped with ceph-objectstore-tool "
+                "while that OSD is stopped, then started again", [],
+                {osd_id} if osd_id >= 0 else set(), set())
+    node = a.get("node") or ""
+    if node:
+        cluster.node(str(node))
+    which = f"the copy on {node}" if node else "the copy on the ring's last primary node"
+    return (f"corrupts {which} of {what}: 16 bytes flipped in its .data file, behind "
+            "Swift's back", [], set(), set())

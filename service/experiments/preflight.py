@@ -41,6 +41,7 @@ def check_run(experiment: dict[str, Any], cluster: Cluster,
     driver_for(cluster, workload, api).check_access()
     check_activities(experiment, cluster)
     check_nodes_reachable(cluster)
+    check_activities(experiment, cluster, hook="check_live")
     return workload, api, abort_on
 
 
@@ -67,9 +68,12 @@ def check_abort_on(arguments: dict[str, Any]) -> list[abort_conditions.AbortCond
         raise PreflightError(f"invalid abort_on: {exc}") from None
 
 
-def check_activities(experiment: dict[str, Any], cluster: Cluster) -> None:
+def check_activities(experiment: dict[str, Any], cluster: Cluster,
+                     hook: str = "check_arguments") -> None:
     """Ask each of Faultline's action modules whether its activities' arguments make sense
-    on this cluster (their `check_arguments`); every problem in one message."""
+    on this cluster (their `check_arguments`, from the inventory alone; or, as a run starts,
+    their `check_live`, which may ask the cluster, e.g. whether a named object exists);
+    every problem in one message."""
     problems = []
     for activity in experiment.get("method", []) + experiment.get("rollbacks", []):
         provider = activity.get("provider") or {}
@@ -81,7 +85,7 @@ def check_activities(experiment: dict[str, Any], cluster: Cluster) -> None:
         except ImportError as exc:
             problems.append(f"{activity.get('name')}: cannot import {module_name}: {exc}")
             continue
-        check = getattr(module, "check_arguments", None)
+        check = getattr(module, hook, None)
         if check is None:
             continue
         try:

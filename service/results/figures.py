@@ -72,13 +72,16 @@ def _at_risk(state: dict[str, Any]) -> bool | None:
 # (a lossy network: osd_heartbeat_grace * mon_warn_on_slow_ping_ratio), or operations
 # waiting past osd_op_complaint_time (a slow disk)
 SLOW_CHECKS = ("OSD_SLOW_PING_TIME_BACK", "OSD_SLOW_PING_TIME_FRONT", "SLOW_OPS")
+# Ceph's own report of a corrupted copy: a scrub found copies that differ
+SCRUB_CHECKS = ("OSD_SCRUB_ERRORS", "PG_DAMAGED")
 
 
 def fault_seen(state: dict[str, Any]) -> bool:
     """The cluster itself reported the fault in this sample: a daemon or device down, or
-    (Ceph) a slow-heartbeat or slow-ops warning, all a lossy link or a slow disk may get."""
+    (Ceph) a slow-heartbeat or slow-ops warning, all a lossy link or a slow disk may get, or
+    scrub errors, how a silent corruption is seen."""
     return bool(state.get("fault_seen")) or any(
-        check in SLOW_CHECKS for check in state.get("checks") or ())
+        check in SLOW_CHECKS + SCRUB_CHECKS for check in state.get("checks") or ())
 
 
 def points_of(session: Session, run_id: int, restore: float | None = None) -> list[ClusterPoint]:

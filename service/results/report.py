@@ -6,6 +6,8 @@ from typing import Any
 
 from service.store.models import Run
 
+from .corruption import corruption_figures, corruption_lines
+
 FIGURE_KEYS = (
     "baseline_ops", "baseline_mbps", "baseline_p50_ms", "baseline_p99_ms", "errors",
     "errors_by_class", "errors_by_op", "throughput_drop", "worst_second_drop", "time_to_detect_s",
@@ -66,6 +68,17 @@ FAULT_NOTES = {
     ("swift", "throttle"): (
         "A throttled object server stays up and answers its healthcheck; writes need a quorum "
         "of copies and go on with the others, reads sent to it wait for its disk."),
+    ("ceph", "corrupt-replica"): (
+        "Ceph reads an object from its PG's primary only, and BlueStore's checksums were "
+        "rewritten with the flipped bytes (ceph-objectstore-tool writes through BlueStore): "
+        "only a deep scrub, comparing the copies, finds such a corruption (every "
+        "osd_deep_scrub_interval, a week by default, unless asked), and only `pg repair` "
+        "mends it (osd_scrub_auto_repair is off by default)."),
+    ("swift", "corrupt-replica"): (
+        "Swift's object auditor reads every object and quarantines a copy whose MD5 is not "
+        "its ETag; the object server does the same after a GET that read the copy whole, "
+        "but only after sending it, so a client that does not check the ETag may receive "
+        "corrupt bytes. Replication then puts a good copy back."),
     ("ceph", "hog-cpu"): CPU_HOG_NOTE,
     ("swift", "hog-cpu"): CPU_HOG_NOTE,
     ("ceph", "lossy-link"): LOSSY_LINK_NOTE,
@@ -171,7 +184,8 @@ def report_dict(run: Run) -> dict[str, Any]:
     out["note"] = NOTES.get(run.cluster_kind)
     out["fault_note"] = fault_note(run.cluster_kind, *_activities(run))
     out["topology_note"] = topology_note(run)
-    out["fault_detail"] = fault_detail(run)
+    out["corruption"] = corruption_figures(run)
+    out["fault_detail"] = fault_detail(run) + corruption_lines(out["corruption"])
     out["validity"] = _validity(figures.get("validity"))
     return out
 

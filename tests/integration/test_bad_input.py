@@ -81,6 +81,9 @@ CASES = [
      "(`tc qdisc add ... netem` fails)"),
     ("fill-too-far", json.dumps(_from_file("ceph-fill-50", target=0.97)), [],
      "fill-cluster: fill target must be a fraction in (0, 0.9], not 0.97"),
+    ("corrupt-missing-object",
+     json.dumps(_from_file("ceph-corrupt-replica", object_name="no-such-object")), [],
+     "corrupt-replica: object no-such-object does not exist in pool faultline of lab-ceph"),
 ]
 
 

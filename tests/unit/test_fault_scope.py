@@ -134,3 +134,22 @@ def test_what_the_inventory_lacks_is_a_problem_not_an_error(experiment, argument
     [scope] = _scopes(experiment, "ceph", **arguments)
 
     assert scope.problem.startswith(problem) and scope.takes_down == ()
+
+
+def test_a_corruption_names_the_copy_it_rewrites_and_is_restored_by_restore_corruption():
+    [ceph] = _scopes("ceph-corrupt-replica", "ceph")
+    [osd2] = _scopes("ceph-corrupt-replica", "ceph", osd_id=2)
+    [swift] = _scopes("swift-corrupt-replica", "swift", node="node3")
+    [bad] = _scopes("ceph-corrupt-replica", "ceph", osd_id=9)
+
+    # the watch (detect-and-repair) is neither a fault nor its restore: one scope each
+    assert ceph.says == ("corrupts one non-primary copy of a canary object written for it: "
+                         "16 bytes flipped with ceph-objectstore-tool while that OSD is "
+                         "stopped, then started again")
+    assert ceph.restore == "restore-corruption: actions.corrupt.restore_corruption()"
+    assert osd2.takes_down == ("osd.2",) and ceph.takes_down == ()
+    assert swift.says == ("corrupts the copy on node3 of a canary object written for it: 16 "
+                          "bytes flipped in its .data file, behind Swift's back")
+    assert swift.takes_down == ()
+    assert bad.problem == "cluster 'ceph' has no service 'osd.9' (known: osd.0, osd.1, osd.2, " \
+                          "osd.3)"

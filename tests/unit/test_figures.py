@@ -12,6 +12,7 @@ from service.results.figures import fault_seen
     ({"fault_seen": False, "checks": ["OSD_SLOW_PING_TIME_FRONT"]}, True),
     ({"fault_seen": False, "checks": ["OSD_SLOW_PING_TIME_BACK", "POOL_NO_REDUNDANCY"]}, True),
     ({"fault_seen": False, "checks": ["SLOW_OPS"]}, True),
+    ({"fault_seen": False, "checks": ["OSD_SCRUB_ERRORS", "PG_DAMAGED"]}, True),  # corruption
     ({"fault_seen": False, "checks": ["POOL_NO_REDUNDANCY"]}, False),
     ({"fault_seen": False}, False),  # a Swift sample: no checks
 ])
