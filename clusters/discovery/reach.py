@@ -106,6 +106,10 @@ def _template_problems(option: str, template: str, fields: tuple[str, ...]) -> l
     if unknown:
         return [f"{option} {template!r} names {', '.join('{' + u + '}' for u in unknown)}; "
                 f"known: {', '.join('{' + f + '}' for f in fields)}"]
+    try:  # a conversion or format spec the text fields refuse ("{id:d}", "{id!x}")
+        template.format(**dict.fromkeys(fields, "x"))
+    except ValueError as exc:
+        return [f"{option} {template!r} is not a valid template: {exc}"]
     return []
 
 

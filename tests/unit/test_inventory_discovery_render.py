@@ -75,6 +75,9 @@ def test_given_reach_leaves_only_what_no_option_covers():
     (Reach(block_device="/dev/{"),
      "--block-device '/dev/{' is not a valid template: Single '{' encountered in format "
      "string"),
+    (Reach(unit="ceph-osd@{id:d}"),
+     "--unit 'ceph-osd@{id:d}' is not a valid template: Unknown format code 'd' for object "
+     "of type 'str'"),
 ])
 def test_bad_options_are_one_message(reach, message):
     with pytest.raises(InventoryError) as error:
