@@ -9,10 +9,11 @@ the place; everything else is left to chaoslib.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
+from jsonschema import Draft202012Validator, validators
+from jsonschema.exceptions import ValidationError, best_match
 
 from .exceptions import ExperimentError
 
@@ -22,11 +23,15 @@ PROVIDER = {"type": "object", "required": ["type"], "properties": {
     "arguments": {"type": ["object", "string", "array"]}, "path": {"type": "string"}},
     "if": {"properties": {"type": {"const": "python"}}},
     "then": {"properties": {"arguments": {"type": "object"}}}}
+MAX_PAUSE_S = 86_400
+# seconds (chaoslib's time.sleep refuses NaN and below 0, overflows on 1e300, and a pause
+# of 1e9 would hold the fault for decades), or a "${name}" from the configuration
+PAUSE = {"anyOf": [{"type": "string"}, {"type": "number", "finite": True, "minimum": 0,
+                                        "maximum": MAX_PAUSE_S}]}
 ACTIVITY = {"type": "object", "properties": {
     "type": {"type": "string"}, "name": {"type": "string"}, "ref": {"type": "string"},
     "provider": PROVIDER, "background": {"type": "boolean"},
-    "pauses": {"type": "object", "properties": {
-        "before": {"type": "number"}, "after": {"type": "number"}}},
+    "pauses": {"type": "object", "properties": {"before": PAUSE, "after": PAUSE}},
     "controls": {"type": "array", "items": {"type": "object"}}}}
 ACTIVITIES = {"type": "array", "items": ACTIVITY}
 # a value, or {"type": "env", "key": "NAME", ...}
@@ -55,7 +60,15 @@ EXPERIMENT = {
         "contributions": {"type": "object"},
     },
 }
-_VALIDATOR = Draft202012Validator(EXPERIMENT)
+
+
+def _finite(validator, wanted: bool, instance: Any, schema: dict):
+    """The `finite` keyword: NaN and Infinity (which json.loads reads) pass every bound."""
+    if wanted and validator.is_type(instance, "number") and not math.isfinite(instance):
+        yield ValidationError(f"{instance!r} is not a finite number")
+
+
+_VALIDATOR = validators.extend(Draft202012Validator, {"finite": _finite})(EXPERIMENT)
 
 
 def check_shape(document: Any) -> None:

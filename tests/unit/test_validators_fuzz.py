@@ -211,3 +211,20 @@ def test_a_workload_that_is_not_a_mapping_is_refused_with_its_own_error():
     with pytest.raises(WorkloadError, match=r"^invalid workload: it must be a mapping of "
                                             r"fields such as \{\"rate\": 50\}, not \[1, 2\]$"):
         parse_workload([1, 2])
+
+
+@pytest.mark.parametrize(("after", "message"), [
+    (math.nan, "nan is not a finite number"),
+    (-5, "-5 is less than the minimum of 0"),
+    (1e9, "1000000000.0 is greater than the maximum of 86400"),
+])
+def test_a_pause_that_chaoslib_cannot_sleep_or_that_would_hold_the_fault_for_ever_is_refused(
+        after, message):
+    document = json.loads((REPO / "experiments" / "ceph-cpu-hog.json").read_text())
+    document["method"][0]["pauses"] = {"after": after}
+
+    with pytest.raises(InvalidInput) as refused:
+        check_upload(document)
+
+    assert str(refused.value) == ("the experiment.method[0].pauses.after is not shaped as "
+                                  f"Chaos Toolkit expects: {message}")
