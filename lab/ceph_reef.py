@@ -199,6 +199,29 @@ def inventory_spec(lab: ReefLab) -> dict[str, Any]:
 # -- up / down / status ------------------------------------------------------------------
 
 
+def _osd_addrs(admin: CephAdmin) -> dict[str, str]:
+    """Each up OSD's address as the osdmap has it; its nonce is new at every start."""
+    return {str(o["osd"]): o["public_addr"] for o in admin.command("osd dump")["osds"]
+            if o.get("up")}
+
+
+def _wait_osds_rebooted(admin: CephAdmin, before: dict[str, str], timeout: float) -> None:
+    """After a boot of every node, wait until each OSD is up under a new address. The
+    monitor comes back with the osdmap it had when it stopped, where OSDs that stopped with
+    it are still up: their PGs look active+clean until it marks them down (grace) or their
+    new instances boot, and a HEALTH_OK then would be a lie."""
+    deadline = time.monotonic() + timeout
+    while True:
+        now = _osd_addrs(admin)
+        stale = sorted(f"osd.{osd}" for osd in map(str, range(OSD_COUNT))
+                       if osd not in now or now[osd] == before.get(osd))
+        if not stale:
+            return
+        if time.monotonic() > deadline:
+            raise LabError(f"waited {timeout:.0f} s for {', '.join(stale)} to boot again")
+        time.sleep(0.5)
+
+
 def up(home: Path | None = None, timeout: float = HEALTH_TIMEOUT) -> dict[str, Any]:
     """Bring the Reef lab up: build the root if missing (once), boot the nodes, make the
     cluster if it is new; return timings once HEALTH_OK with every OSD up+in and every PG
@@ -217,8 +240,8 @@ def up(home: Path | None = None, timeout: float = HEALTH_TIMEOUT) -> dict[str, A
         lab.write_state(state)
     netns.create_network(NETWORK, lab.nodes)
     sshd.prepare(lab.nodes, lab.ssh)
-    _prepare_disks(lab, fresh=not any(nspawn.nspawn_pid(lab.container(n))
-                                       for n in lab.nodes))
+    booted_now = not any(nspawn.nspawn_pid(lab.container(n)) for n in lab.nodes)
+    _prepare_disks(lab, fresh=booted_now)
     lab.conf.write_text(conf_text(lab, state["fsid"]))
     with ThreadPoolExecutor(max_workers=len(lab.nodes)) as pool:
         list(pool.map(lambda node: _boot(lab, lower, node), lab.nodes))
@@ -229,10 +252,14 @@ def up(home: Path | None = None, timeout: float = HEALTH_TIMEOUT) -> dict[str, A
     else:
         admin = ceph_setup.admin(lab)
     try:
+        if mode == "warm" and booted_now:
+            _wait_osds_rebooted(admin, state.get("osd_addrs") or {}, timeout)
         ceph_setup.ensure_crush_zones(admin, {n.name: zones.zone_name(n.index)
                                               for n in lab.nodes})
         ceph_setup.ensure_pools(admin, rgw=False)
         final = ceph_setup.settle(admin, timeout)
+        state["osd_addrs"] = _osd_addrs(admin)
+        lab.write_state(state)
     finally:
         admin.close()
     healthy = time.monotonic()
