@@ -66,23 +66,23 @@ def test_down_on_a_pid_file_daemon_is_a_sigkill_and_its_restore_starts_it(daemon
     assert services.pid_of(cluster, service) not in (None, details["pid"])
 
 
-def test_a_pid_file_daemon_back_before_the_restore_is_a_deviation_for_down(daemon):
+def _killed_then_started_behind_its_back(daemon, intent: str) -> dict:
+    """The fault's outcome when something else started the daemon before the restore."""
     cluster, service = daemon
-    details = supervision.prepare(cluster, service, "down")
+    details = supervision.prepare(cluster, service, intent)
     supervision.inject(cluster, service, details)
     _wait_gone(cluster, service)
-    _start(cluster, service)  # someone starts it again
-    outcome = supervision.restore(cluster, service, details)
+    _start(cluster, service)  # an operator, or another supervisor
+    return supervision.restore(cluster, service, details)
+
+
+def test_a_pid_file_daemon_back_before_the_restore_is_a_deviation_for_down(daemon):
+    outcome = _killed_then_started_behind_its_back(daemon, "down")
     assert outcome["deviation"].startswith("osd.9 was running again (PID ")
     assert outcome["started_by_restore"] is False
 
 
 def test_a_crashed_pid_file_daemon_restarted_elsewhere_is_reported_not_started_twice(daemon):
-    cluster, service = daemon
-    details = supervision.prepare(cluster, service, "crash")
-    supervision.inject(cluster, service, details)
-    _wait_gone(cluster, service)
-    _start(cluster, service)  # another supervisor restarts it
-    outcome = supervision.restore(cluster, service, details)
+    outcome = _killed_then_started_behind_its_back(daemon, "crash")
     assert (outcome["deviation"], outcome["started_by_restore"], outcome["restarts"]) == \
         (None, False, 1)
