@@ -13,7 +13,7 @@ from typing import Any
 
 import rados
 
-from .exceptions import AdminCommandFailed, NodeUnreachable
+from .exceptions import AdminCommandFailed, InventoryError, NodeUnreachable
 from .inventory import Cluster
 
 # flags that may sit beside active+clean without any copy missing or out of place
@@ -121,7 +121,11 @@ class CephAdmin:
         self.timeout = timeout
         self.conf = conf or str(mon_host)  # named in the "cannot reach" message
         # conffile=None reads no file at all ("" would search /etc/ceph)
-        self._rados = rados.Rados(conffile=conf, conf=options, rados_id=client_id)
+        try:
+            self._rados = rados.Rados(conffile=conf, conf=options, rados_id=client_id)
+        except rados.Error as exc:  # a ceph.conf librados cannot parse, a bad option
+            raise InventoryError(f"cannot use the Ceph client configuration {self.conf}: "
+                                 f"{exc}") from None
 
     @classmethod
     def for_cluster(cls, cluster: Cluster, timeout: float = 10.0) -> CephAdmin:

@@ -134,3 +134,15 @@ def test_transient_flags_that_cost_no_copy_keep_a_pg_clean(state, clean):
     from clusters.ceph_admin import is_clean
 
     assert is_clean(state) is clean
+
+
+def test_a_ceph_conf_librados_cannot_parse_is_one_inventory_error(tmp_path):
+    from clusters.ceph_admin import CephAdmin
+    from clusters.exceptions import InventoryError
+
+    conf = tmp_path / "ceph.conf"
+    conf.write_bytes(b"this is [ not a conf\n\x00\x01")
+
+    with pytest.raises(InventoryError, match=f"^cannot use the Ceph client configuration "
+                                             f"{conf}: "):
+        CephAdmin(str(conf))
