@@ -21,7 +21,15 @@ from clusters.config import cluster_from_configuration
 from clusters.exceptions import ClusterError
 from clusters.inventory import Cluster, Service
 
-from .safety import check_blast_radius, ledger_before, ledger_restored
+from .safety import (
+    check_blast_radius,
+    check_intent,
+    inject_process_fault,
+    ledger_before,
+    ledger_restored,
+    restore_report,
+    undo_process_fault,
+)
 
 __all__ = ["kill_osd", "start_osd", "hang_osd", "resume_osd", "kill_daemon", "start_daemon"]
 
@@ -47,24 +55,17 @@ def _daemon(cluster: Cluster, daemon: str) -> Service:
     return service
 
 
-def _check_intent(intent: object) -> None:
-    try:
-        supervision.check_intent(intent)  # type: ignore[arg-type]
-    except ValueError as exc:
-        raise ActivityFailed(str(exc)) from None
-
-
 def check_arguments(func: str, arguments: dict, cluster: Cluster) -> None:
     """Before a run: a named OSD or daemon is in the inventory."""
     if func in ("kill_daemon", "start_daemon"):
         _daemon(cluster, str(arguments.get("daemon", "")))
         if func == "kill_daemon":
-            _check_intent(arguments.get("intent", supervision.DEFAULT_INTENT))
+            check_intent(arguments.get("intent", supervision.DEFAULT_INTENT))
         return
     if func not in ("kill_osd", "start_osd", "hang_osd", "resume_osd"):
         return
     if func == "kill_osd":
-        _check_intent(arguments.get("intent", supervision.DEFAULT_INTENT))
+        check_intent(arguments.get("intent", supervision.DEFAULT_INTENT))
     osd_id = arguments.get("osd_id", -1)
     if isinstance(osd_id, bool) or not isinstance(osd_id, int):
         raise ActivityFailed(f"osd_id must be a whole number (-1: any), not {osd_id!r}")
@@ -92,38 +93,12 @@ def kill_osd(osd_id: int = -1, allow_unavailable: bool = False, intent: str = "d
         killed_id = int(service.name.split(".")[1])
         verdict = check_blast_radius(cluster, f"kill {service.name}", allow_unavailable,
                                      osds={killed_id})
-        done = _inject(cluster, service, intent, "actions.ceph.start_osd",
+        done = inject_process_fault(cluster, service, intent, "actions.ceph.start_osd",
                        {"osd_id": killed_id})
     except (ClusterError, ValueError) as exc:
         raise ActivityFailed(f"kill_osd: {exc}") from None
     return {"osd_id": killed_id, "node": service.node, "signal": "KILL", **done,
             "guard": verdict}
-
-
-def _inject(cluster: Cluster, service: Service, intent: str, restore: str,
-            arguments: dict) -> dict:
-    """Plan the process fault, write it down with its restore, then inject it."""
-    details = supervision.prepare(cluster, service, intent)
-    ledger_before(cluster, f"daemon:{service.name}", supervision.describe(details, service.node),
-                  restore, {**arguments, "fault": details})
-    return supervision.inject(cluster, service, details)
-
-
-def _restore(cluster: Cluster, service: Service, fault: dict | None) -> dict:
-    """Undo the process fault on a daemon (the ledger's record of it unless given)."""
-    outcome = supervision.restore(cluster, service,
-                                  fault if fault is not None
-                                  else supervision.recorded(cluster, service))
-    ledger_restored(cluster, f"daemon:{service.name}")
-    return outcome
-
-
-def _restored(outcomes: list[dict]) -> dict:
-    """What a restore reports: the daemons it started, each daemon's outcome (when a crashed
-    one came back, and how often), and the deviations from the faults' intent."""
-    return {"started": [o["daemon"] for o in outcomes if o["started_by_restore"]],
-            "daemons": outcomes,
-            "deviations": [o["deviation"] for o in outcomes if o["deviation"]]}
 
 
 def start_osd(osd_id: int = -1, fault: dict = None, configuration: dict = None) -> dict:
@@ -135,7 +110,8 @@ def start_osd(osd_id: int = -1, fault: dict = None, configuration: dict = None) 
     cluster = cluster_from_configuration(configuration)
     targets = ([_osd(cluster, osd_id)] if osd_id >= 0 else cluster.services_of_kind("osd"))
     try:
-        return _restored([_restore(cluster, service, fault) for service in targets])
+        return restore_report([undo_process_fault(cluster, service, fault)
+                               for service in targets])
     except ClusterError as exc:
         raise ActivityFailed(f"start_osd: {exc}") from None
 
@@ -193,7 +169,7 @@ def kill_daemon(daemon: str = "rgw.lab", allow_unavailable: bool = False,
                     f"refused: killing {service.name} leaves {left} of {len(mons)} monitors, "
                     f"no quorum (a majority, {len(mons) // 2 + 1}, is needed): the whole "
                     "cluster would stop serving (set allow_unavailable: true to inject anyway)")
-        done = _inject(cluster, service, intent, "actions.ceph.start_daemon",
+        done = inject_process_fault(cluster, service, intent, "actions.ceph.start_daemon",
                        {"daemon": service.name})
     except (ClusterError, ValueError) as exc:
         raise ActivityFailed(f"kill_daemon: {exc}") from None
@@ -207,8 +183,8 @@ def start_daemon(daemon: str = "rgw.lab", fault: dict = None,
     cluster = cluster_from_configuration(configuration)
     service = _daemon(cluster, daemon)
     try:
-        outcome = _restore(cluster, service, fault)
+        outcome = undo_process_fault(cluster, service, fault)
     except ClusterError as exc:
         raise ActivityFailed(f"start_daemon: {exc}") from None
-    return {"daemon": service.name, "started": outcome["started_by_restore"],
-            **_restored([outcome])}
+    return {**restore_report([outcome]), "daemon": service.name,
+            "started": outcome["started_by_restore"]}

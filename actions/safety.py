@@ -15,10 +15,10 @@ from collections.abc import Iterable
 
 from chaoslib.exceptions import ActivityFailed
 
-from clusters import fault_ledger, guard
+from clusters import fault_ledger, guard, supervision
 from clusters.config import cluster_from_configuration
 from clusters.exceptions import ClusterError
-from clusters.inventory import Cluster, Node
+from clusters.inventory import Cluster, Node, Service
 
 logger = logging.getLogger("chaostoolkit")
 
@@ -108,6 +108,45 @@ def ledger_before(cluster: Cluster, key: str, description: str, restore: str,
 
 def ledger_restored(cluster: Cluster, key: str) -> None:
     fault_ledger.strike(cluster.name, key)
+
+
+def check_intent(intent: object) -> None:
+    """A process fault's intent is "crash" or "down" (clusters/supervision.py)."""
+    try:
+        supervision.check_intent(intent)  # type: ignore[arg-type]
+    except ValueError as exc:
+        raise ActivityFailed(str(exc)) from None
+
+
+def inject_process_fault(cluster: Cluster, service: Service, intent: str, restore: str,
+                         arguments: dict) -> dict:
+    """Plan a process fault (kill with an intent), write it down with its restore and what
+    it does, then inject it; returns what was done."""
+    details = supervision.prepare(cluster, service, intent)
+    ledger_before(cluster, f"daemon:{service.name}", supervision.describe(details, service.node),
+                  restore, {**arguments, "fault": details})
+    return supervision.inject(cluster, service, details)
+
+
+def undo_process_fault(cluster: Cluster, service: Service, fault: dict | None,
+                       strike: bool = True) -> dict:
+    """Undo the process fault on a daemon (`fault`, else the ledger's record of it) and
+    strike it off unless told not to; the daemon's outcome (clusters.supervision.restore)."""
+    outcome = supervision.restore(cluster, service,
+                                  fault if fault is not None
+                                  else supervision.recorded(cluster, service))
+    if strike:
+        ledger_restored(cluster, f"daemon:{service.name}")
+    return outcome
+
+
+def restore_report(outcomes: list[dict]) -> dict:
+    """What a restore of process faults reports: the daemons it started, each daemon's
+    outcome (when a crashed one came back, and how often), and the deviations from the
+    faults' intent (a daemon meant to stay down that came back)."""
+    return {"started": [o["daemon"] for o in outcomes if o["started_by_restore"]],
+            "daemons": outcomes,
+            "deviations": [o["deviation"] for o in outcomes if o["deviation"]]}
 
 
 def fail(what: str, exc: Exception) -> ActivityFailed:

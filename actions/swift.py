@@ -2,7 +2,9 @@
 
 Servers are signalled by PID on the node that runs them (over SSH), as the
 inventory describes them (`<type>-server.<node>`, and `proxy-server`); nothing
-is matched by process name.
+is matched by process name. kill_server takes an `intent`, "down" (the default) or
+"crash", as actions.ceph.kill_osd does (clusters/supervision.py): Debian's Swift units
+restart a killed server too.
 """
 
 from __future__ import annotations
@@ -17,7 +19,15 @@ from clusters.exceptions import ClusterError
 from clusters.inventory import Cluster, Service
 from clusters.swift_admin import DEFAULT_PORTS, SwiftAdmin, answers_healthcheck, proxy_address
 
-from .safety import check_blast_radius, ledger_before, ledger_restored
+from .safety import (
+    check_blast_radius,
+    check_intent,
+    inject_process_fault,
+    ledger_before,
+    ledger_restored,
+    restore_report,
+    undo_process_fault,
+)
 
 __all__ = ["kill_server", "start_server", "hang_server", "resume_server"]
 
@@ -47,6 +57,8 @@ def check_arguments(func: str, arguments: dict, cluster: Cluster) -> None:
     if not isinstance(server, str) or not isinstance(node, str):
         raise ActivityFailed(f"server and node must be names, not {server!r} and {node!r}")
     _service(cluster, server, node)
+    if func == "kill_server":
+        check_intent(arguments.get("intent", "down"))
     if server == "proxy":
         return
     address = cluster.node(node).address
@@ -70,13 +82,23 @@ def _guard(cluster: Cluster, server: str, node: str, what: str,
 
 
 def kill_server(server: str = "object", node: str = "node1", allow_unavailable: bool = False,
-                configuration: dict = None) -> dict:
-    """Kill one Swift server with SIGKILL, as a crash would: the `server` ("object",
-    "container", "account" or "proxy") of storage node `node` (ignored for the proxy).
-    Refused if it would leave data with fewer copies than a write quorum, unless
-    allow_unavailable. Returns the service, its node and the PID killed."""
-    return _take_server(server, node, allow_unavailable, configuration, "kill", "killed",
-                        "KILL", "start_server", lambda c, s: services.kill(c, s, "KILL"))
+                intent: str = "down", configuration: dict = None) -> dict:
+    """Kill one Swift server with SIGKILL: the `server` ("object", "container", "account"
+    or "proxy") of storage node `node` (ignored for the proxy). intent "down" keeps it
+    stopped until start_server (a systemd unit is masked until then); "crash" lets its
+    supervisor restart it. Refused if it would leave data with fewer copies than a write
+    quorum, unless allow_unavailable. Returns the service, its node, the PID killed and the
+    intent."""
+    cluster = cluster_from_configuration(configuration)
+    service = _service(cluster, server, node)
+    verdict = _guard(cluster, server, node, f"kill {service.name}", allow_unavailable)
+    try:
+        done = inject_process_fault(cluster, service, intent, "actions.swift.start_server",
+                                    {"server": server, "node": node})
+    except (ClusterError, ValueError) as exc:
+        raise ActivityFailed(f"kill_server: {exc}") from None
+    return {"service": service.name, "node": service.node, "signal": "KILL", **done,
+            "guard": verdict}
 
 
 def hang_server(server: str = "object", node: str = "node1", allow_unavailable: bool = False,
@@ -120,15 +142,14 @@ def resume_server(server: str = "object", node: str = "node1",
 
 
 def start_server(server: str = "object", node: str = "node1", timeout_s: float = 60,
-                 configuration: dict = None) -> dict:
-    """Start a Swift server again (the restore of kill_server) and wait until it answers
-    its healthcheck. Starting a running server changes nothing."""
+                 fault: dict = None, configuration: dict = None) -> dict:
+    """Start a Swift server again (the restore of kill_server), undoing what kill_server did
+    (`fault`, else the fault ledger's record), and wait until it answers its healthcheck.
+    Starting a running server changes nothing. Reports as actions.ceph.start_osd does."""
     cluster = cluster_from_configuration(configuration)
     service = _service(cluster, server, node)
-    was_running = False
     try:
-        was_running = services.pid_of(cluster, service) is not None
-        services.start(cluster, service)
+        outcome = undo_process_fault(cluster, service, fault, strike=False)
     except ClusterError as exc:
         raise ActivityFailed(f"start_server: {exc}") from None
     if server == "proxy":
@@ -143,4 +164,5 @@ def start_server(server: str = "object", node: str = "node1", timeout_s: float =
                                  f"{address}:{port} after {timeout_s:.0f} s")
         time.sleep(0.2)
     ledger_restored(cluster, f"daemon:{service.name}")
-    return {"service": service.name, "node": service.node, "started": not was_running}
+    return {**restore_report([outcome]), "service": service.name, "node": service.node,
+            "started": outcome["started_by_restore"]}

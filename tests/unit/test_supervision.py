@@ -10,6 +10,7 @@ import time
 import pytest
 from chaoslib.exceptions import ActivityFailed
 
+from actions import swift
 from actions.ceph import check_arguments
 from clusters import supervision
 from clusters.exceptions import InventoryError, RemoteCommandFailed
@@ -247,3 +248,12 @@ def test_a_run_with_an_unknown_intent_is_refused_before_anything_runs():
     with pytest.raises(ActivityFailed, match="^intent must be one of crash, down, not 'stop'$"):
         check_arguments("kill_osd", {"osd_id": 1, "intent": "stop"}, cluster(OSD1))
     check_arguments("kill_osd", {"osd_id": 1, "intent": "crash"}, cluster(OSD1))
+
+
+def test_a_swift_kill_with_an_unknown_intent_is_refused_before_anything_runs():
+    proxy = Service("proxy-server", "proxy", None, pid_file="/run/proxy.pid")
+    cluster = Cluster(name="s", kind="swift", nodes=(Node("node1", "10.0.0.1"),),
+                      services=(proxy,))
+    with pytest.raises(ActivityFailed, match="^intent must be one of crash, down, not 'x'$"):
+        swift.check_arguments("kill_server", {"server": "proxy", "intent": "x"}, cluster)
+    swift.check_arguments("kill_server", {"server": "proxy", "intent": "crash"}, cluster)
