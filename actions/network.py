@@ -124,8 +124,9 @@ def degrade_link(node: str = "", zones: list = None, loss_percent: int = None,
 
 def restore_link(configuration: dict = None) -> dict:
     """Remove the lossy link from every node of the cluster (idempotent): the nftables table
-    inet faultline_link and our netem qdisc. Returns what the nftables rules counted before
-    they went (packets seen, lost, capped, and the loss measured) and where they were."""
+    inet faultline_link and our root qdisc (netem, or the tbf of a node's cap). Returns what
+    the nftables rules counted before they went (packets seen, lost, capped, and the loss
+    measured) and where they were."""
     cluster = cluster_of(configuration)
     try:
         found = link_faults.clear(cluster)

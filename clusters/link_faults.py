@@ -272,7 +272,8 @@ def apply(cluster: Cluster, fault: LinkFault, mechanism: str) -> list[str]:
 
 def clear(cluster: Cluster) -> dict[str, dict]:
     """Remove every lossy link from every node of the cluster (idempotent), one SSH call
-    each; returns per node what was there ("table", "netem") and what its rules counted."""
+    each; returns per node what was there ("table", and our root qdisc's kind: "netem" or
+    "tbf") and what its rules counted."""
     found = {}
     for node in cluster.nodes:
         out = run_on_node(node, f"{LEFT_COMMAND}; echo --; {COUNTERS_COMMAND}; {CLEAR_COMMAND}",
@@ -283,7 +284,7 @@ def clear(cluster: Cluster) -> dict[str, dict]:
 
 
 def left_on(node: Node) -> list[str]:
-    """What of ours is on the node: "table", "netem"."""
+    """What of ours is on the node: "table", and our root qdisc's kind ("netem", "tbf")."""
     return run_on_node(node, LEFT_COMMAND, timeout=30, check=False).stdout.split()
 
 
