@@ -59,10 +59,9 @@ def throttle_disk(daemon: str = "osd.1", read_bps: int = 0, write_bps: int = 0,
         pid = services.pid_of(cluster, service)
         if pid is None:
             raise RemoteCommandFailed(f"{service.name} is not running: nothing to throttle")
-        back_to = services.run(cluster, service, io_throttle.origin_command(pid)).stdout.strip()
-        if not back_to.startswith("/"):
-            raise RemoteCommandFailed(f"{service.name} (PID {pid}) is in no cgroup v1 blkio "
-                                      "hierarchy: this node cannot be throttled this way")
+        back_to = io_throttle.checked_origin(
+            service.name, pid,
+            services.run(cluster, service, io_throttle.origin_command(pid)).stdout.strip())
         verdict = _guard(cluster, service, f"throttle {service.name}'s disk", allow_unavailable)
     except ClusterError as exc:
         raise fail("throttle_disk", exc) from None

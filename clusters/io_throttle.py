@@ -97,6 +97,19 @@ def origin_command(pid: int) -> str:
     return f"sed -n 's/^[0-9]*:blkio:\\(.*\\)$/\\1/p' /proc/{pid}/cgroup"
 
 
+def checked_origin(daemon: str, pid: int, origin: str) -> str:
+    """The blkio cgroup origin_command printed, where the restore will put the daemon back;
+    InvalidThrottle when there is none, or when it is our own (throttled already: recording
+    that as its origin would make the restore put it back under the throttle)."""
+    if not origin.startswith("/"):
+        raise InvalidThrottle(f"{daemon} (PID {pid}) is in no cgroup v1 blkio hierarchy: this "
+                              "node cannot be throttled this way")
+    if origin.rstrip("/").rsplit("/", 1)[-1].startswith("faultline-throttle-"):
+        raise InvalidThrottle(f"{daemon} (PID {pid}) is throttled already ({BLKIO}{origin}): "
+                              "unthrottle_disk first")
+    return origin
+
+
 def throttle_command(throttle: Throttle, pid: int) -> str:
     """Shell: make our cgroup, set its limits on the disk's device, move the daemon (and its
     process group, if it leads one) in; prints the device's MAJ:MIN."""

@@ -9,6 +9,7 @@ from clusters.exceptions import InvalidThrottle, UnknownCluster
 from clusters.inventory import parse_inventory
 from clusters.io_throttle import (
     Throttle,
+    checked_origin,
     parse_stats,
     release_command,
     throttle_command,
@@ -101,3 +102,16 @@ def test_an_unthrottle_without_back_to_returns_the_daemon_to_the_cgroup_recorded
             "/system.slice/ceph-osd@1.service"
     finally:
         fault_ledger.set_backend(None)
+
+
+def test_a_daemon_throttled_already_or_outside_cgroup_v1_is_refused():
+    assert checked_origin("osd.1", 42, "/system.slice/ceph-osd@1.service") == \
+        "/system.slice/ceph-osd@1.service"
+    with pytest.raises(InvalidThrottle) as refused:
+        checked_origin("osd.1", 42, "/faultline-throttle-osd.1")
+    assert str(refused.value) == ("osd.1 (PID 42) is throttled already (/sys/fs/cgroup/blkio"
+                                  "/faultline-throttle-osd.1): unthrottle_disk first")
+    with pytest.raises(InvalidThrottle) as refused:
+        checked_origin("osd.1", 42, "")
+    assert str(refused.value) == ("osd.1 (PID 42) is in no cgroup v1 blkio hierarchy: this "
+                                  "node cannot be throttled this way")
