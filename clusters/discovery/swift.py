@@ -112,7 +112,8 @@ def _node(ip: str, name: tuple[str, bool], devices: list[dict[str, Any]],
     todos = [] if name[1] else ["the rings give no host name: rename the node"]
     if len(zones) > 1:
         todos.append(f"its devices are in several zones ({zones}): keep the node's")
-    replication = {d["replication_ip"] for d in devices} - {ip}
+    # a ring written before replication networks (or without one) has none
+    replication = {d["replication_ip"] for d in devices if d.get("replication_ip")} - {ip}
     where = f"; replication network {', '.join(sorted(replication))}" if replication else ""
     source = "ring devices' meta" if name[1] else "named by discovery"
     return Entry(value, f"{source}; ring region {region}, zone {zone}{where}", tuple(todos))

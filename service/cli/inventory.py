@@ -77,6 +77,8 @@ def _refuse_overwrite(command):
         output = options.get("output")
         if output and Path(output).exists() and not options.get("force"):
             fail(f"{output} exists; give --force to overwrite it")
+        if output and not Path(output).expanduser().parent.is_dir():
+            fail(f"the directory of {output} does not exist")
         return command(**options)
     return checked
 
@@ -92,8 +94,12 @@ def _write(draft: DraftCluster, output: str | None) -> None:
         return
     path = Path(output)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
+    try:
+        tmp.write_text(text)
+        tmp.replace(path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        fail(f"cannot write {path}: {exc.strerror or exc}")
     click.echo(f"wrote {path}: {summary}", err=True)
 
 

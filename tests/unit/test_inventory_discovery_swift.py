@@ -123,3 +123,10 @@ def test_servers_on_several_ports_are_a_todo_note():
 def test_a_node_name_comes_from_meta_only_when_it_names_one_host(meta, name):
     named = draft(rings(lambda d: d.update(meta=meta.format(**d)))).nodes
     assert named[0].value["name"] == name
+
+
+def test_a_ring_without_replication_addresses_is_discovered_all_the_same():
+    def without(device):
+        device["replication_ip"] = device["replication_port"] = None
+
+    assert values(draft(rings(without)).nodes) == values(draft().nodes)
