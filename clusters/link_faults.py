@@ -28,7 +28,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-from .exceptions import InvalidLinkFault, RemoteCommandFailed
+from .exceptions import ClusterError, InvalidLinkFault, RemoteCommandFailed
 from .inventory import Cluster, Node
 from .ssh import run_on_node
 
@@ -36,7 +36,8 @@ TABLE = "faultline_link"
 HANDLE = "fa17:"  # of our root qdisc (netem, or tbf for a node's cap)
 MAX_LOSS_PERCENT = 30
 MIN_CAP_MBIT, MAX_CAP_MBIT = 0.1, 10_000.0
-MAX_DELAY_MS = 5_000
+# netem delays SSH too (the restore's own way in): past a second its 10 s limits come near
+MAX_DELAY_MS = 1_000
 MECHANISMS = ("auto", "nftables", "netem")
 
 
@@ -274,12 +275,20 @@ def clear(cluster: Cluster) -> dict[str, dict]:
     """Remove every lossy link from every node of the cluster (idempotent), one SSH call
     each; returns per node what was there ("table", and our root qdisc's kind: "netem" or
     "tbf") and what its rules counted."""
-    found = {}
+    found, failed = {}, []
     for node in cluster.nodes:
-        out = run_on_node(node, f"{LEFT_COMMAND}; echo --; {COUNTERS_COMMAND}; {CLEAR_COMMAND}",
-                          timeout=30).stdout
+        # every node is tried: one that cannot be reached must not keep the others lossy
+        try:
+            out = run_on_node(node, f"{LEFT_COMMAND}; echo --; {COUNTERS_COMMAND}; "
+                              f"{CLEAR_COMMAND}", timeout=30).stdout
+        except ClusterError as exc:
+            failed.append(f"{node.name}: {exc}")
+            continue
         left, _, listed = out.partition("--")
         found[node.name] = {"had": left.split(), "counted": parse_counters(listed)}
+    if failed:
+        raise RemoteCommandFailed("lossy links not cleared on " + "; ".join(failed)
+                                  + f" (cleared on {', '.join(found) or 'none'})")
     return found
 
 

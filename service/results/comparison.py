@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
-from service.store.models import Run
+from service.store.models import PG_INT_MAX, Run
 
 from .exceptions import CompareError
 from .figures import RunNotFound
@@ -27,7 +27,6 @@ from .formatting import format_value
 from .report import FIGURE_KEYS, NOTES, kept_out, report_dict
 from .trial_groups import describe, trial_groups
 
-RUN_ID_MAX = 2**31 - 1  # a run id is a PostgreSQL integer
 DEFAULT_API = {"ceph": "rados", "swift": "swift"}
 
 SELF_HEALING = (
@@ -94,7 +93,7 @@ def parse_run_ids(values: list[str]) -> list[int]:
             part = part.strip()
             if not part:
                 continue
-            if not part.isdigit() or int(part) > RUN_ID_MAX:
+            if not part.isdigit() or int(part) > PG_INT_MAX:
                 raise CompareError(f"{part[:60]!r} is not a run id")
             ids.append(int(part))
     return ids

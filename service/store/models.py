@@ -23,6 +23,8 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
+PG_INT_MAX = 2**31 - 1  # the largest id: ids are PostgreSQL integers
+
 
 class Base(DeclarativeBase):
     type_annotation_map = {dict[str, Any]: JSONB, list[Any]: JSONB}

@@ -30,6 +30,7 @@ from werkzeug.routing import IntegerConverter
 from clusters.exceptions import ClusterError, InventoryError, UnknownCluster
 from loadgen.exceptions import LoadError
 from service.exceptions import Conflict, FaultlineError, InvalidInput, NotFound
+from service.store.models import PG_INT_MAX
 
 from .access import wants_json
 
@@ -85,9 +86,6 @@ def status_of(exc: BaseException) -> int | None:
         if isinstance(exc, kind):
             return status
     return None
-
-
-PG_INT_MAX = 2**31 - 1
 
 
 class DatabaseInt(IntegerConverter):

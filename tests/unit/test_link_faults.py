@@ -37,7 +37,7 @@ CLUSTER = parse_inventory({"clusters": {"lab": {
     ({"node": "node2", "cap_mbit": 1e9},
      "cap_mbit must be from 0.1 to 10000 Mbit/s, not 1000000000.0"),
     ({"node": "node2", "cap_mbit": -5}, "cap_mbit must be from 0.1 to 10000 Mbit/s, not -5"),
-    ({"node": "node2", "delay_ms": 9000}, "delay_ms must be from 0 to 5000, not 9000"),
+    ({"node": "node2", "delay_ms": 9000}, "delay_ms must be from 0 to 1000, not 9000"),
     ({"node": "node2"}, "a lossy link needs loss_percent (1 to 30), cap_mbit or delay_ms"),
     ({"loss_percent": 10},
      'name either a node or two zones (zones: ["zone1", "zone2"]), not neither'),

@@ -11,7 +11,8 @@ from typing import Any
 
 from flask import request
 
-from ..errors import PG_INT_MAX
+from service.store.models import PG_INT_MAX
+
 from .errors import BadRequest, UnsupportedMedia
 
 TYPE_NAMES = {str: "a string", int: "a whole number", bool: "true or false",
