@@ -6,6 +6,7 @@ cluster name to its description:
     clusters:
       lab-ceph:
         kind: ceph                      # ceph | swift
+        release: reef                   # optional: the release it runs, kept with each run
         ssh:                            # defaults for every node
           user: root
           port: 22
@@ -104,6 +105,7 @@ class Cluster:
     services: tuple[Service, ...] = ()
     client: dict[str, Any] = field(default_factory=dict)
     lab: bool = False
+    release: str | None = None  # e.g. "reef": what runs there, said next to its figures
 
     def node(self, name: str) -> Node:
         for node in self.nodes:
@@ -229,7 +231,8 @@ def _parse_cluster(name: str, spec: Any, problems: list[str]) -> Cluster | None:
     if kind == "ceph" and "conf" not in client:
         problems.append(f"{where}: client.conf (path of ceph.conf) is required")
     return Cluster(name=name, kind=str(kind), nodes=tuple(nodes), disks=tuple(disks),
-                   services=tuple(services), client=dict(client), lab=bool(spec.get("lab")))
+                   services=tuple(services), client=dict(client), lab=bool(spec.get("lab")),
+                   release=str(spec["release"]) if spec.get("release") else None)
 
 
 MANAGERS = ("pid_file", "systemd", "cephadm")

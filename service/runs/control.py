@@ -413,6 +413,7 @@ class RunControl:
         with self.sessions() as session:
             result = figures.compute(session, self.run_id)
         result["topology_note"] = self.topology_note
+        result["cluster_release"] = self.cluster.release  # the inventory's, e.g. "reef"
         invalid = self._baseline_invalid()
         if self.validity is not None:
             result["validity"] = self.validity

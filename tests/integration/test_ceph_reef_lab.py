@@ -203,6 +203,7 @@ def test_a_run_whose_down_osd_came_back_is_invalid_not_successful(reef_cluster, 
     assert run.error.startswith("the fault's intent was not kept: osd.1 was brought back "
                                 "while the fault wanted it down (running as PID ")
     assert run.figures["fault_intent"]["kept"] is False
+    assert run.figures["cluster_release"] == "reef"
     assert "intent_not_kept" in [e.kind for e in run.events]
     _wait_healthy(reef_cluster)
 
