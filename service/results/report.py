@@ -126,11 +126,32 @@ def fault_detail(run: Run) -> list[str]:
         if event.kind == "activity" and output.get("throttled_ios"):
             lines.append(f"I/O through the throttle: {output['throttled_ios']} operations, "
                          f"{output.get('throttled_bytes', 0)} bytes")
+        if event.kind == "activity" and "deviations" in output:
+            lines += daemon_outcome_lines(output.get("daemons") or [])
         if event.kind == "activity" and output.get("packets_seen"):
             lines.append(
                 f"loss measured by the rules: {output['measured_loss']:.1%} of "
                 f"{output['packets_seen']} packets ({output['packets_lost']} lost, "
                 f"{output.get('packets_capped', 0)} over the cap)")
+    return lines
+
+
+def daemon_outcome_lines(outcomes: list[dict[str, Any]]) -> list[str]:
+    """What a process fault's restore found (clusters.supervision): when a crashed daemon came
+    back and how often it was restarted, a supervised daemon kept down, a broken `down`."""
+    lines = []
+    for o in outcomes:
+        name, intent, supervisor = o.get("daemon"), o.get("intent"), o.get("supervisor")
+        if o.get("deviation"):
+            lines.append(f"intent not kept: {o['deviation']}")
+        elif intent == "crash" and o.get("came_back_after_s") is not None:
+            lines.append(f"{name} crashed and {supervisor} brought it back "
+                         f"{o['came_back_after_s']} s after the kill (restarted "
+                         f"{o.get('restarts')} time(s), PID {o.get('pid')})")
+        elif intent == "crash" and o.get("started_by_restore"):
+            lines.append(f"{name} crashed and nothing restarted it: the restore started it")
+        elif intent == "down" and supervisor != "pid_file":
+            lines.append(f"{name} kept down ({supervisor} unit masked) until the restore")
     return lines
 
 

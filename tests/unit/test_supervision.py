@@ -16,6 +16,7 @@ from clusters import supervision
 from clusters.exceptions import InventoryError, RemoteCommandFailed
 from clusters.inventory import Cluster, Node, Service, parse_inventory
 from clusters.ssh import CommandResult
+from service.results.report import daemon_outcome_lines
 
 FSID = "3f1c2f6e-8c1e-4c8a-9a55-0d7d4a4f2b10"
 
@@ -257,3 +258,25 @@ def test_a_swift_kill_with_an_unknown_intent_is_refused_before_anything_runs():
     with pytest.raises(ActivityFailed, match="^intent must be one of crash, down, not 'x'$"):
         swift.check_arguments("kill_server", {"server": "proxy", "intent": "x"}, cluster)
     swift.check_arguments("kill_server", {"server": "proxy", "intent": "crash"}, cluster)
+
+
+@pytest.mark.parametrize(("outcome", "line"), [
+    ({"daemon": "osd.1", "intent": "crash", "supervisor": "systemd", "came_back_after_s": 10.4,
+      "restarts": 1, "pid": 1498, "deviation": None},
+     "osd.1 crashed and systemd brought it back 10.4 s after the kill (restarted 1 time(s), "
+     "PID 1498)"),
+    ({"daemon": "osd.1", "intent": "crash", "supervisor": "pid_file", "came_back_after_s": None,
+      "started_by_restore": True, "deviation": None},
+     "osd.1 crashed and nothing restarted it: the restore started it"),
+    ({"daemon": "osd.2", "intent": "down", "supervisor": "systemd", "deviation": None},
+     "osd.2 kept down (systemd unit masked) until the restore"),
+    ({"daemon": "osd.1", "intent": "down", "supervisor": "systemd", "deviation": "osd.1 was "
+      "brought back"}, "intent not kept: osd.1 was brought back"),
+])
+def test_the_report_says_what_the_restore_found(outcome, line):
+    assert daemon_outcome_lines([outcome]) == [line]
+
+
+def test_the_report_says_nothing_new_of_a_pid_file_daemon_kept_down():
+    assert daemon_outcome_lines([{"daemon": "osd.1", "intent": "down",
+                                  "supervisor": "pid_file", "deviation": None}]) == []
