@@ -96,10 +96,23 @@ def _start_daemons(cluster: Cluster, node: Node) -> list[str]:
     return _each(cluster, node, start)
 
 
+def _refuse_supervised(cluster: Cluster, node: Node) -> None:
+    """The namespace controller kills a node's daemons through their pid files on this
+    machine; daemons under systemd in a container node (the Reef lab) are not reached that
+    way, and their supervisor would restart them: the node would only be cut off, not off."""
+    supervised = [s.name for s in cluster.services_on(node.name) if s.supervisor != "pid_file"]
+    if supervised:
+        raise RemoteCommandFailed(
+            f"cannot power off node {node.name} through its namespace: "
+            f"{', '.join(supervised)} run under a supervisor there (give the node a BMC, "
+            "power type ipmi)")
+
+
 def power_off(cluster: Cluster, node_name: str) -> dict:
     node = cluster.node(node_name)
     how = controller_of(node)
     if how == "netns":
+        _refuse_supervised(cluster, node)
         _local("ip", "link", "set", veth_of(node), "down")
         killed = _kill_daemons(cluster, node, here=True)
     elif how == "ipmi":

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
+from clusters import power
+from clusters.exceptions import RemoteCommandFailed
 from clusters.inventory import parse_inventory
 from lab import ceph_reef, nspawn, rootfs
 from service.cli.group import main
@@ -88,3 +91,15 @@ def test_there_is_no_swift_lab_on_reef():
     result = CliRunner().invoke(main, ["lab", "up", "swift", "--release", "reef"])
     assert result.exit_code == 2
     assert result.output.strip() == "error: there is no swift lab on reef (reef: ceph only)"
+
+
+def test_a_reef_node_is_not_powered_off_through_its_namespace(tmp_path: Path):
+    # its daemons run under systemd in the container: killing pid files on this machine would
+    # reach none of them, and systemd would restart what it lost; it needs a BMC
+    spec = ceph_reef.inventory_spec(ceph_reef.lab_at(tmp_path))
+    cluster = parse_inventory({"clusters": {"lab-ceph-reef": spec}})["lab-ceph-reef"]
+    with pytest.raises(RemoteCommandFailed) as refused:
+        power.power_off(cluster, "node2")
+    assert str(refused.value) == (
+        "cannot power off node node2 through its namespace: osd.1 run under a supervisor "
+        "there (give the node a BMC, power type ipmi)")
