@@ -124,7 +124,7 @@ class CephAdmin:
         try:
             self._rados = rados.Rados(conffile=conf, conf=options, rados_id=client_id)
         except rados.Error as exc:  # a ceph.conf librados cannot parse, a bad option
-            raise InventoryError(f"cannot use the Ceph client configuration {self.conf}: "
+            raise InventoryError(f"cannot read {self.conf} (the Ceph client configuration): "
                                  f"{exc}") from None
 
     @classmethod

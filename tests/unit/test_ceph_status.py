@@ -143,6 +143,6 @@ def test_a_ceph_conf_librados_cannot_parse_is_one_inventory_error(tmp_path):
     conf = tmp_path / "ceph.conf"
     conf.write_bytes(b"this is [ not a conf\n\x00\x01")
 
-    with pytest.raises(InventoryError, match=f"^cannot use the Ceph client configuration "
-                                             f"{conf}: "):
+    with pytest.raises(InventoryError, match=f"^cannot read {conf} \\(the Ceph client "
+                                             "configuration\\): "):
         CephAdmin(str(conf))
