@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from factories import delete_made_by
 from flask import Blueprint
 from serving import served
-from sqlalchemy import delete, select, text
+from sqlalchemy import delete, select
 from sqlalchemy.orm import sessionmaker
 from web_login import SECRET, log_in
 
@@ -34,7 +35,7 @@ from service.jobs import run_jobs as run_queue
 from service.jobs.app import make_app
 from service.monitoring import embedded as monitoring
 from service.store import db, pgserver
-from service.store.models import Run, Schedule, UploadedExperiment
+from service.store.models import Run
 from service.web.access import require_role
 from service.web.app import create_app
 
@@ -310,15 +311,7 @@ def api_as(api_app, api_token, sessions):
         return client
 
     yield api_as
-    with sessions.begin() as session:
-        jobs = session.execute(select(Run.job_id).where(Run.requested_by.in_(names),
-                                                        Run.job_id.is_not(None))).scalars().all()
-        session.execute(text("DELETE FROM procrastinate_jobs WHERE id = ANY(:ids)"),
-                        {"ids": list(jobs)})
-        session.execute(delete(Run).where(Run.requested_by.in_(names)))
-        session.execute(delete(Schedule).where(Schedule.created_by.in_(names)))
-        session.execute(delete(UploadedExperiment)
-                        .where(UploadedExperiment.uploaded_by.in_(names)))
+    delete_made_by(sessions, names)
 
 
 @pytest.fixture

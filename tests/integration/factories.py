@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy.orm import Session
+from sqlalchemy import delete, select, text
+from sqlalchemy.orm import Session, sessionmaker
 
 from clusters.processes import ProcessOwner
-from service.store.models import Event, LoadSample, Run
+from service.store.models import Event, LoadSample, Run, Schedule, UploadedExperiment
 
 START = 1_700_000_000.0
 WORKLOAD = {"rate": 100, "object_size": 4096, "mix": {"read": 80, "write": 15, "delete": 5},
@@ -61,3 +62,17 @@ def figures(**values: Any) -> dict[str, Any]:
     out["reasons"] = {k: f"{k} was not measured in this test" for k in FIGURE_KEYS
                       if out[k] is None}
     return out
+
+
+def delete_made_by(sessions: sessionmaker[Session], names: list[str]) -> None:
+    """Delete the runs (with their queued jobs), schedules and uploaded experiments that
+    these API users made."""
+    with sessions.begin() as session:
+        jobs = session.execute(select(Run.job_id).where(Run.requested_by.in_(names),
+                                                        Run.job_id.is_not(None))).scalars().all()
+        session.execute(text("DELETE FROM procrastinate_jobs WHERE id = ANY(:ids)"),
+                        {"ids": list(jobs)})
+        session.execute(delete(Run).where(Run.requested_by.in_(names)))
+        session.execute(delete(Schedule).where(Schedule.created_by.in_(names)))
+        session.execute(delete(UploadedExperiment)
+                        .where(UploadedExperiment.uploaded_by.in_(names)))

@@ -22,11 +22,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from factories import make_run
+from factories import delete_made_by, make_run
 from serving import served
 from sqlalchemy import delete, func, select, text
 
-from service.store.models import Run, Schedule, UploadedExperiment
+from service.store.models import Run
 
 HERE = Path(__file__).resolve().parent
 ARTIFACTS = HERE.parent / "artifacts"
@@ -61,13 +61,10 @@ def stored_runs(sessions):
 
 
 def _delete_what_the_fuzzing_made(sessions, user: str, last_job: int) -> None:
-    with sessions.begin() as session:
+    delete_made_by(sessions, [user])
+    with sessions.begin() as session:  # the heals it queued too, which name no user
         session.execute(text("DELETE FROM procrastinate_jobs WHERE id > :last"),
                         {"last": last_job})
-        session.execute(delete(Run).where(Run.requested_by == user))
-        session.execute(delete(Schedule).where(Schedule.created_by == user))
-        session.execute(delete(UploadedExperiment)
-                        .where(UploadedExperiment.uploaded_by == user))
 
 
 @pytest.mark.parametrize("role", ["viewer", "operator"])
