@@ -76,7 +76,8 @@ def unrecorded_entry(*, name: str, title: str, cluster: str, cluster_kind: str,
         "cluster_kind": cluster_kind, "status": "failed", "started_at": None, "ended_at": None,
         "workload": workload, "error": error,
         "api": api or DEFAULT_API.get(cluster_kind, cluster_kind),
-        "fault": None, "verify": None, "note": NOTES.get(cluster_kind), "topology_note": [],
+        "fault": None, "verify": None, "release": None, "note": NOTES.get(cluster_kind),
+        "topology_note": [],
     }
     for key in FIGURE_KEYS:
         entry[key] = None
@@ -159,6 +160,7 @@ def caveats(entries: list[dict[str, Any]]) -> list[str]:
     kinds = {e["cluster_kind"] for e in entries}
     if {"ceph", "swift"} <= kinds:
         out += [SELF_HEALING, FULLY_REDUNDANT]
+    out += _release_caveats(entries)
     apis = {e["api"] for e in entries}
     if len(apis) > 1:
         out.append("The runs load their clusters through different APIs ("
@@ -203,6 +205,19 @@ def caveats(entries: list[dict[str, Any]]) -> list[str]:
     return out
 
 
+def _release_caveats(entries: list[dict[str, Any]]) -> list[str]:
+    """Runs of one kind of system on different releases: the comparison is across versions,
+    so a difference may come from the release as much as from the fault or the load."""
+    out = []
+    for kind in dict.fromkeys(e["cluster_kind"] for e in entries):
+        same_kind = [e for e in entries if e["cluster_kind"] == kind]
+        if len({e.get("release") for e in same_kind}) > 1:
+            out.append(f"The {kind} runs ran on different releases ("
+                       + _per_run(same_kind, "release") + "): a difference between them may "
+                       "come from the release as much as from the fault or the load.")
+    return out
+
+
 def _topology_caveats(entries: list[dict[str, Any]]) -> list[str]:
     """Each run's topology warnings, once per warning with the runs it applies to."""
     runs: dict[str, list[str]] = {}
@@ -231,9 +246,11 @@ def format_comparison(data: dict[str, Any], width: int = 100) -> str:
     header = [("run", [str(e["run_id"]) if e["run_id"] is not None else "-" for e in entries])]
     if any(e.get("name") for e in entries):
         header.append(("name", [str(e.get("name") or "") for e in entries]))
-    header += [(field, [str(e.get(key) or "") for e in entries])
+    header += [(field, [str(e.get(key) or ("not given" if key == "release" else ""))
+                        for e in entries])
                for field, key in (("cluster", "cluster"), ("kind", "cluster_kind"),
-                                  ("api", "api"), ("status", "status"))]
+                                  ("release", "release"), ("api", "api"),
+                                  ("status", "status"))]
     body = [(key, [format_value(key, cell["value"]) + (" !" if cell.get("warning") else "")
                    for cell in cells])
             for key, cells in data["table"].items()]

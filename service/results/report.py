@@ -197,6 +197,8 @@ def report_dict(run: Run) -> dict[str, Any]:
         "rate_requested": run.rate_requested, "calibration_id": run.calibration_id,
         # one of N trials of `faultline run --trials N`
         "trial_group": run.trial_group, "trial_index": run.trial_index, "trials": run.trials,
+        # the release the inventory gave the cluster when it ran (None: it gave none)
+        "release": figures.pop("cluster_release", None),
     }
     for key in FIGURE_KEYS:
         out[key] = figures.get(key)
@@ -262,7 +264,8 @@ def _pct(v: float | None) -> str:
 def format_report(data: dict[str, Any]) -> str:
     lines = [
         f"Run {data['run_id']}: {data['title']}",
-        f"  cluster {data['cluster']} ({data['cluster_kind']}), status {data['status']}",
+        f"  cluster {data['cluster']} ({data['cluster_kind']}"
+        + (f", {data['release']}" if data.get("release") else "") + f"), status {data['status']}",
         f"  workload: {data['workload'].get('rate')} ops/s open loop{_relative(data)}, "
         f"{data['workload'].get('object_size')} B objects, mix {data['workload'].get('mix')}",
         "",

@@ -204,6 +204,10 @@ def test_a_run_whose_down_osd_came_back_is_invalid_not_successful(reef_cluster, 
                                 "while the fault wanted it down (running as PID ")
     assert run.figures["fault_intent"]["kept"] is False
     assert run.figures["cluster_release"] == "reef"
+    report = subprocess.run(["faultline", "report", str(run.id)], env=env, capture_output=True,
+                            text=True, timeout=60)
+    assert f"cluster {ceph_reef.CLUSTER_NAME} (ceph, reef), status invalid" in report.stdout, \
+        report.stdout + report.stderr
     assert "intent_not_kept" in [e.kind for e in run.events]
     _wait_healthy(reef_cluster)
 

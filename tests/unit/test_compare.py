@@ -67,6 +67,20 @@ def test_same_system_api_workload_and_fault_give_no_caveat():
     assert caveats([entry(1), entry(2)]) == []
 
 
+def test_one_system_on_two_releases_says_so_and_prints_each_release():
+    runs = [entry(1), entry(2), entry(3, "swift", "swift")]
+    runs[0]["release"], runs[1]["release"] = "pacific", "reef"
+
+    found = [c for c in caveats(runs) if "releases" in c]
+    text = format_comparison(compare_entries(runs), width=300)
+
+    assert found == ["The ceph runs ran on different releases (run 1: pacific, run 2: reef): a "
+                     "difference between them may come from the release as much as from the "
+                     "fault or the load."]
+    assert next(line for line in text.splitlines() if line.startswith("release")).split() == \
+        ["release", "pacific", "reef", "not", "given"]
+
+
 def test_ceph_against_swift_explains_self_healing_and_full_redundancy():
     found = caveats([entry(1, "ceph", "swift"), entry(2, "swift", "swift")])
 
@@ -169,7 +183,8 @@ def test_text_table_has_one_column_per_run_then_caveats_then_reasons():
     assert lines[0].split() == ["run", "1", "2"]
     assert lines[1].split() == ["cluster", "lab-ceph", "lab-swift"]
     assert lines[2].split() == ["kind", "ceph", "swift"]
-    assert lines[3].split() == ["api", "rados", "swift"]
+    assert lines[3].split() == ["release", "not", "given", "not", "given"]
+    assert lines[4].split() == ["api", "rados", "swift"]
     assert "baseline_ops" in text and "100.0 ops/s" in text and "80.5 ops/s" in text
     assert text.index("Caveats:") < text.index("Not measured (n/a):")
     assert "  run 2 time_to_detect_s: why time_to_detect_s" in lines
