@@ -14,6 +14,7 @@
      +-- InvalidLinkFault      a lossy link's arguments do not make sense on the cluster
      +-- InvalidThrottle       a disk throttle's arguments do not make sense on the cluster
      +-- InvalidCpuHog         a CPU hog's arguments do not make sense
+     +-- InvalidScale          a scale action's arguments do not make sense on the cluster
 """
 
 
@@ -71,3 +72,8 @@ class InvalidThrottle(ClusterError):
 
 class InvalidCpuHog(ClusterError):
     """A CPU hog's arguments do not make sense (no ceiling, no timeout, too many workers)."""
+
+
+class InvalidScale(ClusterError):
+    """A scale action's arguments do not make sense (unknown node, silly size or weight, a
+    device scale did not add)."""
