@@ -6,6 +6,7 @@ from typing import Any
 
 from service.store.models import Run
 
+from .capacity_change import capacity_lines
 from .corruption import corruption_figures, corruption_lines
 
 FIGURE_KEYS = (
@@ -210,7 +211,21 @@ def report_dict(run: Run) -> dict[str, Any]:
     out["corruption"] = corruption_figures(run)
     out["fault_detail"] = fault_detail(run) + corruption_lines(out["corruption"])
     out["validity"] = _validity(figures.get("validity"))
+    # a scale run's (service.runs.capacity_runs): capacity before -> after, data movement
+    out["capacity"] = figures.get("capacity")
+    out["data_movement_s"] = figures.get("data_movement_s")
+    out["data_movement_reason"] = figures.get("data_movement_reason")
     return out
+
+
+def scale_lines(data: dict[str, Any]) -> list[str]:
+    """A scale run's lines: its data movement and its capacity before and after."""
+    if not data.get("capacity"):
+        return []
+    moved = (_fmt(data.get("data_movement_s"), " s") if data.get("data_movement_s") is not None
+             else f"n/a ({data.get('data_movement_reason')})")
+    return [f"data movement done after {moved} (no misplaced or degraded object, fully "
+            "redundant, for 10 s)", *capacity_lines(data["capacity"])]
 
 
 def _validity(verdict: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -289,6 +304,8 @@ def format_report(data: dict[str, Any]) -> str:
         f"of {_fmt((data.get('verify') or {}).get('checked'))} verified)",
     ]
     lines.insert(5, f"  baseline check               {validity_line(data.get('validity'))}")
+    if scale_lines(data):
+        lines += [""] + [f"  scale: {line}" for line in scale_lines(data)]
     if data["reasons"]:
         lines.append("")
         lines += [f"  {k}: n/a because {v}" for k, v in data["reasons"].items()]

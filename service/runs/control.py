@@ -24,7 +24,9 @@ window then starts when it ends, and the control keeps the load on for
 this queued run instead of opening a new one), `calibration` (how a calibration is made
 when the workload's rate is a share of the capacity, "50%", and none of its shape is
 recent enough: stage_s, warmup_s, max_in_flight, p99_factor, p99_bound_ms, max_age_h;
-see service.runs.calibration).
+see service.runs.calibration), `capacity` (a scale run: calibrate before the load starts
+and again after the method activity it names, where the steady load ends; see
+service.runs.capacity_runs).
 
 Before anything else the control takes the cluster's lock (service.jobs.cluster_lock):
 a run on a busy cluster stops there with the name of the run that holds it, or
@@ -65,7 +67,7 @@ from service.store.exceptions import InsecureSecretFile
 from service.store.fault_ledger import use_database_ledger
 from service.store.recording import RunNotQueued, RunRecorder, fail_queued
 
-from . import calibration
+from . import calibration, capacity_runs
 from .abort_watch import AbortWatch
 from .distributed_load import DistributedLoad, defer_driver_job
 from .heartbeat import Heartbeat
@@ -110,6 +112,10 @@ class RunControl:
         # a rate given as a share of the capacity: checked now, resolved once locked
         self.calibration_settings = run_settings(arguments.get("calibration"))
         self.resolved_rate: calibration.ResolvedRate | None = None
+        # a scale run's capacity before and after (service.runs.capacity_runs)
+        self.capacity_plan = capacity_runs.plan(arguments.get("capacity"), experiment)
+        self.capacity: dict[str, dict[str, Any]] = {}
+        self.load_ended_early = False
         self.validity: dict[str, Any] | None = None  # the baseline's verdict
         self._cpu_mark: CpuMark | None = None  # the generator's CPU from the load's start
         self.heartbeat: Heartbeat | None = None
@@ -144,6 +150,8 @@ class RunControl:
                 logger.warning(f"Topology: {note}")
         self.heartbeat = Heartbeat(self.recorder)  # the row names this process as its owner
         self.heartbeat.start()
+        if self.capacity_plan is not None:  # before the load: the cluster to itself
+            self._measure_capacity("before")
         # from here on every fault is written to PostgreSQL, stamped with this run
         use_database_ledger(self.sessions, run_id=self.run_id)
         self.sampler = ClusterSampler(self.cluster, self.recorder.cluster_samples)
@@ -188,6 +196,24 @@ class RunControl:
             logger.warning(f"Calibration {resolved.calibration_id}'s load generator was busy "
                            "at its knee: the capacity is a lower bound, and so this rate's "
                            "share of it")
+
+    def _measure_capacity(self, which: str) -> None:
+        self.capacity[which] = capacity_runs.measure(
+            self.sessions, db.database_url(), self.cluster, self.workload, self.api,
+            self.capacity_plan.settings, which)
+        self.recorder.event("capacity_measured", which=which, **self.capacity[which])
+
+    def _capacity_after(self) -> None:
+        """End the steady load (a calibration beside it would measure both), then measure
+        the capacity again."""
+        if self.load is not None and not self.load_ended_early:
+            self.load.stop()
+            self.load_ended_early = True
+            self.metrics.load_running = False
+            self.recorder.event("load_ended", ts=time.time(),
+                                reason="the capacity after the scale action is measured now")
+            logger.info("The steady load ends here: the capacity is measured again")
+        self._measure_capacity("after")
 
     def _serve_metrics(self) -> None:
         """The driver's /metrics, where the service's service discovery tells Prometheus."""
@@ -321,6 +347,9 @@ class RunControl:
                             status=status, output=_jsonable((result or {}).get("output")))
         if status == "succeeded":
             self._note_daemon_outcomes((result or {}).get("output"), ts)
+        if (self.capacity_plan is not None and name == self.capacity_plan.after
+                and status == "succeeded" and "after" not in self.capacity):
+            self._capacity_after()
         if name == self.baseline_after and status == "succeeded" and self.fault_ts is None:
             started = time.time()
             self.recorder.event("baseline_started", ts=started)
@@ -380,7 +409,8 @@ class RunControl:
         if self.fault_started_ts is not None and (self.fault_ts is None or self.fault_unreported):
             self._record_unreported_fault(journal)
         try:
-            if self.load is not None and self.load.started_at is not None:
+            if self.load is not None and self.load.started_at is not None \
+                    and not self.load_ended_early:
                 logger.info(f"Keeping the load on for {self.tail_s:.0f} s more")
                 time.sleep(self.tail_s)
         finally:
@@ -414,6 +444,10 @@ class RunControl:
             result = figures.compute(session, self.run_id)
         result["topology_note"] = self.topology_note
         result["cluster_release"] = self.cluster.release  # the inventory's, e.g. "reef"
+        if self.capacity_plan is not None:
+            with self.sessions() as session:
+                result.update(capacity_runs.scale_figures(session, self.run_id, self.fault_ts,
+                                                          self.capacity))
         invalid = self._baseline_invalid()
         if self.validity is not None:
             result["validity"] = self.validity

@@ -1,0 +1,86 @@
+"""A scale run's capacity before and after (service.results.capacity_change), its control
+argument (service.runs.capacity_runs.plan) and its report lines, on plain values."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from service.results.capacity_change import (
+    calibration_figures,
+    capacity_lines,
+    change,
+    movement_done_s,
+)
+from service.results.exceptions import InvalidCalibration
+from service.results.report import scale_lines
+from service.runs.capacity_runs import plan
+
+
+def row(ident: int, ops: float | None, bound: bool = False, status: str = "completed",
+        error: str | None = None) -> SimpleNamespace:
+    return SimpleNamespace(id=ident, status=status, capacity_ops=ops, capacity_mbps=None,
+                           knee_in_flight=8 if ops else None, generator_bound=bound,
+                           stop_reason="rose less than 5%", error=error)
+
+
+def test_two_valid_calibrations_give_the_measured_change():
+    data = change(calibration_figures(row(1, 400.0)), calibration_figures(row(2, 500.0)))
+    assert data["change"] == 0.25 and data["reason"] is None
+    assert capacity_lines(data) == [
+        "capacity 400 -> 500 ops/s (+25.0%)",
+        "before: calibration 1, 400 ops/s, knee at 8 in flight (valid)",
+        "after: calibration 2, 500 ops/s, knee at 8 in flight (valid)"]
+
+
+def test_a_generator_bound_knee_shows_both_figures_but_no_change():
+    data = change(calibration_figures(row(1, 400.0)), calibration_figures(row(2, 410.0, True)))
+    assert data["change"] is None
+    assert "calibration 2's load generator was the bottleneck" in data["reason"]
+    assert capacity_lines(data)[0].startswith("capacity 400 -> at least 410 ops/s (change n/a")
+
+
+def test_a_failed_or_missing_calibration_is_said_not_invented():
+    failed = calibration_figures(None, "ClusterNotHealthy: HEALTH_WARN")
+    assert failed["valid"] is False and "HEALTH_WARN" in failed["why"]
+    data = change(calibration_figures(row(1, 400.0)), failed)
+    assert data["change"] is None and "no calibration was made" in data["reason"]
+    assert capacity_lines(data)[0].startswith("capacity 400 -> n/a ops/s (change n/a")
+    assert change(calibration_figures(row(1, 400.0)), None)["reason"] == \
+        "no calibration after the scale action was made"
+    no_knee = calibration_figures(row(3, None, error="errors in every stage"))
+    assert no_knee["why"] == "calibration 3 found no knee (errors in every stage)"
+    assert not calibration_figures(row(4, None, status="failed"))["valid"]
+
+
+def test_data_movement_is_done_once_clean_without_misplaced_objects_for_the_hold():
+    def state(clean: bool, misplaced: int = 0) -> dict:
+        return {"fully_redundant": clean, "misplaced_objects": misplaced}
+    samples = [(99.0, state(True)), (100.5, state(False, 30)), (103.0, state(True, 5)),
+               (106.0, state(True)), (111.0, state(False)),  # a relapse starts over
+               (112.0, state(True)), (117.0, state(True)), (122.0, state(True))]
+    assert movement_done_s(samples, since=100.0) == 12.0
+    assert movement_done_s(samples[:6], since=100.0) is None  # never held 10 s
+
+
+def test_scale_lines_only_for_a_scale_run():
+    assert scale_lines({"capacity": None}) == []
+    lines = scale_lines({"capacity": change(None, None), "data_movement_s": None,
+                         "data_movement_reason": "still misplaced"})
+    assert lines[0] == ("data movement done after n/a (still misplaced) (no misplaced or "
+                        "degraded object, fully redundant, for 10 s)")
+
+
+def test_the_capacity_argument_names_an_activity_of_the_method():
+    experiment = {"method": [{"name": "add-osd"}, {"name": "data-movement-done"}]}
+    checked = plan({"after": "data-movement-done", "stage_s": 4, "max_in_flight": 16},
+                   experiment)
+    assert checked.after == "data-movement-done" and checked.settings.stage_s == 4
+    assert plan(None, experiment) is None
+    with pytest.raises(InvalidCalibration, match="'nope' is not an activity of the method"):
+        plan({"after": "nope"}, experiment)
+    with pytest.raises(InvalidCalibration, match="stage length must be at least 3 s"):
+        plan({"after": "add-osd", "stage_s": 1}, experiment)
+    with pytest.raises(InvalidCalibration, match="expected an object with 'after'"):
+        plan("50%", experiment)
