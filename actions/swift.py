@@ -13,15 +13,17 @@ import time
 
 from chaoslib.exceptions import ActivityFailed
 
-from clusters import services
+from clusters import services, swift_scale, swift_scaling
 from clusters.config import cluster_from_configuration
-from clusters.exceptions import ClusterError
+from clusters.exceptions import ClusterError, InvalidScale
 from clusters.inventory import Cluster, Service
 from clusters.swift_admin import DEFAULT_PORTS, SwiftAdmin, answers_healthcheck, proxy_address
 
 from .safety import (
     check_blast_radius,
     check_intent,
+    cluster_of,
+    fail,
     inject_process_fault,
     ledger_before,
     ledger_restored,
@@ -29,7 +31,8 @@ from .safety import (
     undo_process_fault,
 )
 
-__all__ = ["kill_server", "start_server", "hang_server", "resume_server"]
+__all__ = ["kill_server", "start_server", "hang_server", "resume_server", "add_device",
+           "remove_device"]
 
 SERVERS = ("object", "container", "account", "proxy")
 
@@ -50,7 +53,14 @@ def _service(cluster: Cluster, server: str, node: str) -> Service:
 
 
 def check_arguments(func: str, arguments: dict, cluster: Cluster) -> None:
-    """Before a run: the server exists and its node holds a device of the ring."""
+    """Before a run: the server exists and its node holds a device of the ring; a scale
+    device's node, name, size, weight and rings make sense."""
+    if func in ("add_device", "remove_device"):
+        try:
+            _scale_device(cluster, arguments)
+        except ClusterError as exc:
+            raise ActivityFailed(str(exc)) from None
+        return
     if func not in ("kill_server", "start_server", "hang_server", "resume_server"):
         return
     server, node = arguments.get("server", "object"), arguments.get("node", "node1")
@@ -166,3 +176,89 @@ def start_server(server: str = "object", node: str = "node1", timeout_s: float =
     ledger_restored(cluster, f"daemon:{service.name}")
     return {**restore_report([outcome]), "service": service.name, "node": service.node,
             "started": outcome["started_by_restore"]}
+
+
+def _scale_device(cluster: Cluster, arguments: dict, zone: int = 0) -> swift_scale.ScaleDevice:
+    keys = ("device", "size_mib", "weight", "rings", "image_dir")
+    return swift_scale.scale_device(cluster, arguments.get("node", "node1"), zone=zone,
+                                    **{k: arguments[k] for k in keys if k in arguments})
+
+
+def add_device(node: str = "node1", device: str = "", size_mib: int = 1024,
+               weight: float = 100, rings: list = None, image_dir: str = "",
+               settle_timeout_s: float = 300, allow_unavailable: bool = False,
+               configuration: dict = None) -> dict:
+    """Scale out: make a new loop-mounted XFS disk of size_mib on storage node `node`, in
+    its devices directory, named `device` (scale-<node> by default); add it to the `rings`
+    (["object"] by default) with `weight` in the node's zone, rebalance, and push the rings
+    to every storage node (servers read them within 15 s). Waits first, up to
+    settle_timeout_s, until an earlier ring change's data has moved. Returns the device, its
+    partitions per ring, when the rings were pushed, and the guard's verdict."""
+    cluster = cluster_of(configuration)
+    arguments = {"node": node, "device": device, "size_mib": size_mib, "weight": weight,
+                 "rings": ["object"] if rings is None else rings, "image_dir": image_dir}
+    try:
+        _scale_device(cluster, arguments)  # bad input is refused before the cluster is asked
+        with SwiftAdmin(cluster) as admin:
+            zones = {d.ip: d.zone for d in admin.ring_facts().devices["object"]}
+        dev = _scale_device(cluster, arguments, swift_scale.zone_number(cluster, node, zones))
+        standing = swift_scaling.device_in_rings(cluster, dev)
+        there = [ring for ring, seen in standing.items() if seen["present"]]
+        if there:
+            raise InvalidScale(f"{dev.device} on {node} is in the {', '.join(there)} ring(s) "
+                               "already (remove_device first)")
+        verdict = check_blast_radius(cluster, f"add {dev.device} to {node}", allow_unavailable)
+        swift_scaling.wait_until_settled(cluster, settle_timeout_s)
+    except ClusterError as exc:
+        raise fail("add_device", exc) from None
+    ledger_before(cluster, f"scale:{node}/{dev.device}", dev.says(),
+                  "actions.swift.remove_device",
+                  {"node": node, "device": dev.device, "image_dir": image_dir})
+    try:
+        swift_scaling.make_device(cluster, dev)
+        changed = swift_scaling.change_rings(cluster, dev, "add", dev.weight)
+    except ClusterError as exc:
+        raise fail("add_device", exc) from None
+    return {"node": node, "device": dev.device, "mount": dev.mount, "image": dev.image,
+            "weight": dev.weight, "partitions": {r: s["parts"] for r, s in
+                                                 changed["rings"].items()},
+            "pushed_at": changed["pushed_at"], "pushed_to": changed["pushed_to"],
+            "guard": verdict}
+
+
+def remove_device(node: str = "node1", device: str = "", image_dir: str = "",
+                  timeout_s: float = 900, configuration: dict = None) -> dict:
+    """Scale in (the restore of add_device): drain the device scale added (weight 0 in every
+    ring it is in, rebalance, push), wait up to timeout_s until replication has moved every
+    partition off it, remove it from the rings, push, unmount it and delete its image.
+    Idempotent: picks up wherever an interrupted run left it; a scale- device that is
+    nowhere is nothing to do. Refuses a device scale did not add. Returns how long the drain
+    took and what was removed."""
+    cluster = cluster_of(configuration)
+    key = None
+    try:
+        dev = _scale_device(cluster, {"node": node, "device": device, "image_dir": image_dir})
+        key = f"scale:{node}/{dev.device}"
+        standing = swift_scaling.device_in_rings(cluster, dev)
+        swift_scaling.check_ours(dev, standing)
+        done = _drain_and_remove(cluster, dev, standing, timeout_s)
+        done["deleted"] = swift_scaling.delete_device(cluster, dev)
+    except ClusterError as exc:
+        raise fail("remove_device", exc) from None
+    ledger_restored(cluster, key)
+    return {"node": node, "device": dev.device, **done}
+
+
+def _drain_and_remove(cluster: Cluster, dev: swift_scale.ScaleDevice, standing: dict,
+                      timeout_s: float) -> dict:
+    rings = tuple(ring for ring, seen in standing.items() if seen["present"])
+    if not rings:
+        return {"drained_s": None, "removed_from": []}
+    dev = swift_scale.ScaleDevice(**{**dev.__dict__, "rings": rings})
+    since = time.time() - swift_scale.RING_RELOAD_S  # drained by an earlier, killed run
+    if any(standing[ring]["weight"] for ring in rings):
+        swift_scaling.wait_until_settled(cluster, timeout_s)
+        since = swift_scaling.change_rings(cluster, dev, "weight", 0.0)["pushed_at"]
+    drained = swift_scaling.wait_until_moved(cluster, since, timeout_s, drained=dev)
+    swift_scaling.change_rings(cluster, dev, "remove")
+    return {"drained_s": drained["moved_s"], "removed_from": list(rings)}

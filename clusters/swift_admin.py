@@ -328,13 +328,10 @@ class SwiftAdmin:
         """Partitions (objects, containers, accounts) on the node's devices that the rings
         place elsewhere."""
         facts = self.ring_facts()
-        disks = [d for d in self.cluster.disks if d.node == node.name and d.swift_device]
-        if not disks:
-            raise ClusterError(f"{self.cluster.name}: no disk with a swift_device on "
-                               f"{node.name} in the inventory")
-        listing = " ; ".join(f"echo @{ring}@{shlex.quote(d.swift_device)}; "
-                             f"ls -1 {shlex.quote(d.mount + '/' + ring + 's')} 2>/dev/null"
-                             for d in disks for ring in SERVER_TYPES)
+        listing = " ; ".join(f"echo @{ring}@{shlex.quote(device)}; "
+                             f"ls -1 {shlex.quote(mount + '/' + ring + 's')} 2>/dev/null"
+                             for device, mount in self.node_devices(node)
+                             for ring in SERVER_TYPES)
         try:
             out = self._shell(node).run(listing, timeout=self.timeout * 5, check=False).stdout
         except (NodeUnreachable, TimeoutError, OSError):
@@ -349,6 +346,21 @@ class SwiftAdmin:
                     not facts.is_primary(int(line), device_id, ring):
                 count += 1
         return count
+
+    def node_devices(self, node: Node) -> list[tuple[str, str]]:
+        """(device, mount point) of the node's devices: the inventory's, and those the rings
+        place on the node beside them in the same devices directory (added by scale_out,
+        clusters/swift_scale.py, which the inventory does not list)."""
+        disks = [(d.swift_device, d.mount) for d in self.cluster.disks
+                 if d.node == node.name and d.swift_device]
+        if not disks:
+            raise ClusterError(f"{self.cluster.name}: no disk with a swift_device on "
+                               f"{node.name} in the inventory")
+        devices_dir = os.path.dirname(disks[0][1])
+        known = {device for device, _ in disks}
+        more = sorted({d.device for devs in self.ring_facts().devices.values() for d in devs
+                       if d.ip == node.address and d.device not in known})
+        return disks + [(device, os.path.join(devices_dir, device)) for device in more]
 
     def _drop_shell(self, node: Node) -> None:
         with self._shell_locks[node.name]:

@@ -7,12 +7,13 @@ import time
 
 from chaoslib.exceptions import ActivityFailed
 
+from clusters import swift_scaling
 from clusters.config import cluster_from_configuration
 from clusters.exceptions import ClusterError
 from clusters.swift_admin import SwiftAdmin, SwiftState, poll_pause
 
 __all__ = ["healthy", "cluster_state", "dispersion", "handoff_partitions", "replication_age",
-           "recon", "wait_for_replication_caught_up"]
+           "recon", "wait_for_replication_caught_up", "wait_for_data_moved"]
 
 
 def _admin(configuration: dict | None) -> SwiftAdmin:
@@ -132,3 +133,16 @@ def wait_for_replication_caught_up(timeout_s: float = 600, configuration: dict =
               or pass_start < since else "replication passes completed")
     raise ActivityFailed(f"Swift replication not caught up within {timeout_s:.0f} s "
                          f"(last seen: {seen}; {passes})")
+
+
+def wait_for_data_moved(timeout_s: float = 600, configuration: dict = None) -> dict:
+    """Wait until replication has moved the data a ring change reassigned (after
+    actions.swift.add_device): no partition left on a handoff (a device that lost it), every
+    server answers, the dispersion report finds 100%. Returns moved_s, the seconds from the
+    last ring push (the newest ring file's time) until then; fails after timeout_s."""
+    try:
+        cluster = cluster_from_configuration(configuration)
+        pushed = swift_scaling.last_push(cluster)
+        return swift_scaling.wait_until_moved(cluster, pushed, timeout_s)
+    except ClusterError as exc:
+        raise ActivityFailed(str(exc)) from None

@@ -1,0 +1,131 @@
+"""Scaling Swift (clusters/swift_scale.py): the device asked for, checked against the
+inventory; where it goes; and the shell that pushes a ring and lists a device's partitions,
+run for real on local directories."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from clusters.exceptions import InvalidScale
+from clusters.inventory import parse_inventory
+from clusters.swift_scale import (
+    delete_command,
+    device_name,
+    digest,
+    parse_partitions,
+    partitions_command,
+    push_command,
+    scale_device,
+    zone_number,
+)
+
+HOME = "/var/lib/faultline/lab/swift"
+
+
+def _cluster(device: str = f"{HOME}/disks/d1.img", kind: str = "swift"):
+    return parse_inventory({"clusters": {"lab": {
+        "kind": kind, "client": {"auth_url": "http://127.0.0.1:8280/auth/v1.0",
+                                 "conf": "/etc/ceph/ceph.conf"},
+        "nodes": [{"name": "node1", "address": "10.78.0.11", "zone": "zone1"},
+                  {"name": "node2", "address": "10.78.0.12", "zone": "zone1"}],
+        "disks": [{"node": "node1", "device": device, "mount": f"{HOME}/srv/node1/d1",
+                   "swift_device": "d1"}]}}})["lab"]
+
+
+def _sh(command: str) -> str:
+    return subprocess.run(["sh", "-c", command], check=True, capture_output=True,
+                          text=True).stdout
+
+
+def test_scale_device_goes_beside_the_nodes_device_and_its_image():
+    dev = scale_device(_cluster(), "node1", size_mib=512, weight=50, zone=1)
+    assert (dev.device, dev.mount, dev.image) == (
+        "scale-node1", f"{HOME}/srv/node1/scale-node1", f"{HOME}/disks/scale-node1.img")
+    assert (dev.size_mib, dev.weight, dev.rings, dev.address) == (
+        512, 50.0, ("object",), "10.78.0.11")
+    assert dev.says() == (f"device scale-node1 (512 MiB image {HOME}/disks/scale-node1.img, "
+                          f"weight 50) added to the object ring(s) on node1, mounted at "
+                          f"{HOME}/srv/node1/scale-node1")
+
+
+@pytest.mark.parametrize(("arguments", "message"), [
+    ({"node": "node9"}, "cluster 'lab' has no node 'node9' (nodes: node1, node2)"),
+    ({"node": "node2"}, "node node2 of lab holds no Swift device in the inventory: its "
+                        "devices directory is unknown"),
+    ({"size_mib": 10}, "size_mib must be a whole number of MiB from 64 to 1048576, not 10"),
+    ({"size_mib": 2.5}, "size_mib must be a whole number of MiB from 64 to 1048576, not 2.5"),
+    ({"size_mib": True}, "size_mib must be a whole number of MiB from 64 to 1048576, "
+                         "not True"),
+    ({"weight": 0}, "weight must be a number above 0 and at most 100000, not 0"),
+    ({"weight": -1}, "weight must be a number above 0 and at most 100000, not -1"),
+    ({"weight": float("inf")}, "weight must be a number above 0 and at most 100000, "
+                               "not inf"),
+    ({"weight": "100"}, "weight must be a number above 0 and at most 100000, not '100'"),
+    ({"rings": []}, "rings must be a list of distinct ring names from object, container, "
+                    "account, not []"),
+    ({"rings": ["object", "object"]}, "rings must be a list of distinct ring names from "
+                                      "object, container, account, not ['object', 'object']"),
+    ({"device": "d1"}, "device must be a name starting with 'scale-' (a device scale adds; "
+                       "letters, digits, - and _), not 'd1'"),
+    ({"device": "scale-../x"}, "device must be a name starting with 'scale-' (a device scale "
+                               "adds; letters, digits, - and _), not 'scale-../x'"),
+    ({"image_dir": "relative"}, "image_dir must be an absolute path, not 'relative'"),
+])
+def test_a_scale_device_that_makes_no_sense_is_one_message(arguments, message):
+    with pytest.raises(InvalidScale) as refused:
+        scale_device(_cluster(), **{"node": "node1", **arguments})
+    assert str(refused.value) == message
+
+
+def test_a_block_device_node_needs_an_image_dir():
+    with pytest.raises(InvalidScale, match="is the block device /dev/vdb: give image_dir"):
+        scale_device(_cluster("/dev/vdb"), "node1")
+    assert scale_device(_cluster("/dev/vdb"), "node1", image_dir="/srv/images").image == \
+        "/srv/images/scale-node1.img"
+
+
+def test_scale_refuses_a_ceph_cluster():
+    with pytest.raises(InvalidScale, match="lab is a ceph cluster, not Swift"):
+        scale_device(_cluster(kind="ceph"), "node1")
+
+
+def test_the_new_device_joins_its_nodes_ring_zone():
+    assert zone_number(_cluster(), "node1", {"10.78.0.11": 1, "10.78.0.13": 2}) == 1
+    with pytest.raises(InvalidScale, match="node node2 .10.78.0.12. holds no device of the "
+                                           "object ring"):
+        zone_number(_cluster(), "node2", {"10.78.0.11": 1})
+
+
+def test_device_name_defaults_to_scale_and_the_node():
+    assert device_name("Node1") == "scale-node1"
+    assert device_name("node1", "scale-fast_2") == "scale-fast_2"
+
+
+def test_a_pushed_ring_lands_whole_and_reports_its_digest(tmp_path):
+    (tmp_path / "object.ring.gz").write_bytes(b"old ring")
+    content = bytes(range(256)) * 40
+    landed = _sh(push_command(str(tmp_path), "object", content)).strip()
+    assert landed == digest(content)
+    assert (tmp_path / "object.ring.gz").read_bytes() == content
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["object.ring.gz"]
+
+
+def test_a_devices_partitions_are_listed_per_ring(tmp_path):
+    for path in ("objects/12", "objects/200", "objects/tmp", "containers/3"):
+        (tmp_path / path).mkdir(parents=True)
+    (tmp_path / "objects" / "hashes.pkl").write_text("")
+    out = _sh(partitions_command(str(tmp_path), ("object", "container", "account")))
+    assert parse_partitions(out) == {"object": 2, "container": 1}
+    assert parse_partitions("") == {}
+
+
+def test_deleting_a_device_that_is_not_there_changes_nothing_and_says_so(tmp_path):
+    image = tmp_path / "scale-node1.img"
+    out = _sh(delete_command(str(tmp_path / "mnt"), str(image)))
+    assert out.split() == []
+    image.write_bytes(b"x")
+    (tmp_path / "mnt").mkdir()
+    assert _sh(delete_command(str(tmp_path / "mnt"), str(image))).split() == ["image"]
+    assert not image.exists() and not (tmp_path / "mnt").exists()
