@@ -22,6 +22,7 @@ from clusters.inventory import Cluster, Disk, Node
 from clusters.io_throttle import LIMITS, throttle_of
 from clusters.link_faults import link_fault
 from clusters.power import controller_of
+from clusters.swift_scale import scale_device
 
 GUARD_NOTE = ("Before injecting, the guard checks what the fault takes down against where "
               "the copies are and what is down already, and refuses it if data would be left "
@@ -95,7 +96,8 @@ def _restore_of(func: str, arguments: dict[str, Any], restores: list[dict]) -> s
              "kill_server": "start_server", "hang_osd": "resume_osd",
              "corrupt_replica": "restore_corruption",
              "hang_server": "resume_server", "degrade_link": "restore_link",
-             "throttle_disk": "unthrottle_disk", "hog_cpu": "stop_cpu_hog"}
+             "throttle_disk": "unthrottle_disk", "hog_cpu": "stop_cpu_hog",
+             "add_device": "remove_device"}
     for activity in restores:
         if _func(activity) == pairs.get(func):
             provider = activity["provider"]
@@ -199,6 +201,11 @@ def _describe(func: str, a: dict[str, Any], cluster: Cluster
                 [], osds, keys)
     if func == "corrupt_replica":
         return _corruption(a, cluster)
+    if func == "add_device":
+        dev = scale_device(cluster, str(a.get("node", "node1")), **{
+            k: a[k] for k in ("device", "size_mib", "weight", "rings", "image_dir") if k in a})
+        return (f"scales out: adds {dev.says()}, rebalanced and pushed to every node "
+                "(takes nothing down; data moves onto it)", [], set(), set())
     if func == "fill_cluster":
         target, size = a.get("target", 0.5), a.get("object_mib", 4)
         where = "the pool's namespace faultline-fill" if cluster.kind == "ceph" \
