@@ -6,6 +6,7 @@
      +-- NodeUnreachable       SSH could not connect or authenticate
      |    +-- HostKeyMismatch  the node's host key is not the one on record
      +-- RemoteCommandFailed   a command on a node exited non-zero
+     +-- BmcUnavailable        a node's BMC does not answer or refuses the login
      +-- AdminCommandFailed    a Ceph mon command failed or timed out
      +-- CredentialsError      client credentials are not configured or cannot be read
      +-- FaultLedgerError      the local fault ledger file cannot be read
@@ -14,6 +15,7 @@
      +-- InvalidLinkFault      a lossy link's arguments do not make sense on the cluster
      +-- InvalidThrottle       a disk throttle's arguments do not make sense on the cluster
      +-- InvalidCpuHog         a CPU hog's arguments do not make sense
+     +-- InvalidMemoryHog      a memory hog's arguments do not make sense or do not fit the node
      +-- InvalidScale          a scale action's arguments do not make sense on the cluster
 """
 
@@ -40,6 +42,10 @@ class HostKeyMismatch(NodeUnreachable):
 
 class RemoteCommandFailed(ClusterError):
     pass
+
+
+class BmcUnavailable(ClusterError):
+    """A node's BMC did not answer ipmitool, or refused its user and password."""
 
 
 class AdminCommandFailed(ClusterError):
@@ -72,6 +78,10 @@ class InvalidThrottle(ClusterError):
 
 class InvalidCpuHog(ClusterError):
     """A CPU hog's arguments do not make sense (no ceiling, no timeout, too many workers)."""
+
+
+class InvalidMemoryHog(ClusterError):
+    """A memory hog unbounded, absurd or bigger than its node's memory."""
 
 
 class InvalidScale(ClusterError):

@@ -73,8 +73,9 @@ def check_activities(experiment: dict[str, Any], cluster: Cluster,
     """Ask each of Faultline's action modules whether its activities' arguments make sense
     on this cluster (their `check_arguments`, from the inventory alone; or, as a run starts,
     their `check_live`, which may ask the cluster, e.g. whether a named object exists);
-    every problem in one message."""
-    problems = []
+    every problem in one message (one problem of several activities, e.g. a node's power off
+    and its power on in the method and the rollbacks, named once with all of them)."""
+    problems: dict[str, list[str]] = {}
     for activity in experiment.get("method", []) + experiment.get("rollbacks", []):
         provider = activity.get("provider") or {}
         module_name = provider.get("module") or ""
@@ -83,7 +84,8 @@ def check_activities(experiment: dict[str, Any], cluster: Cluster,
         try:
             module = importlib.import_module(module_name)
         except ImportError as exc:
-            problems.append(f"{activity.get('name')}: cannot import {module_name}: {exc}")
+            problems.setdefault(f"cannot import {module_name}: {exc}", []).append(
+                str(activity.get("name")))
             continue
         check = getattr(module, hook, None)
         if check is None:
@@ -91,6 +93,7 @@ def check_activities(experiment: dict[str, Any], cluster: Cluster,
         try:
             check(provider.get("func"), provider.get("arguments") or {}, cluster)
         except ActivityFailed as exc:
-            problems.append(f"{activity.get('name')}: {exc}")
+            problems.setdefault(str(exc), []).append(str(activity.get("name")))
     if problems:
-        raise PreflightError("; ".join(problems))
+        raise PreflightError("; ".join(f"{', '.join(dict.fromkeys(names))}: {problem}"
+                                       for problem, names in problems.items()))
