@@ -62,8 +62,9 @@ class Node:
     ssh: SshAccess = field(default_factory=SshAccess)
     netns: str | None = None  # lab only: the network namespace that is this node
     # how to power the node off and on (clusters/power.py): {"type": "ipmi", "address": BMC,
-    # "user": ..., "password_file": ...}; {"type": "ssh"} (stop its storage daemons and drop
-    # its traffic); none: the lab's namespace if `netns`, else "ssh"
+    # "user": ..., "password_file": ..., optional "port", "interface", "cipher_suite"};
+    # {"type": "ssh"} (stop its storage daemons and drop its traffic); none: the lab's
+    # namespace if `netns`, else "ssh"
     power: dict | None = None
 
 
@@ -256,6 +257,22 @@ def _service_problems(where: str, service: Service, client: Any) -> list[str]:
     return []
 
 
+def _ipmi_problems(where: str, power: dict) -> list[str]:
+    """The optional ipmitool settings of a BMC: its UDP port (623 if unset), its interface
+    (lanplus if unset) and cipher suite (-C; 3 if unset, so ipmitool skips its 10 s probe)."""
+    problems = []
+    for key, low, high in (("port", 1, 65535), ("cipher_suite", 0, 17)):
+        value = power.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or not low <= value <= high):
+            problems.append(f"{where}: {key} must be a whole number {low}..{high}, "
+                            f"not {value!r}")
+    if power.get("interface", "lanplus") not in ("lan", "lanplus"):
+        problems.append(f"{where}: interface must be lan or lanplus, not "
+                        f"{power['interface']!r}")
+    return problems
+
+
 def _parse_node(where: str, raw: Any, ssh_defaults: dict, problems: list[str]) -> Node | None:
     if not isinstance(raw, dict):
         problems.append(f"{where}: each node must be a mapping")
@@ -287,6 +304,7 @@ def _parse_node(where: str, raw: Any, ssh_defaults: dict, problems: list[str]) -
             if lacking:
                 problems.append(f"{where}: node {raw['name']} power (ipmi) lacks "
                                 f"{', '.join(lacking)}")
+            problems += _ipmi_problems(f"{where}: node {raw['name']} power (ipmi)", power)
         elif power["type"] == "netns" and not raw.get("netns"):
             problems.append(f"{where}: node {raw['name']} power netns needs the node's netns")
     return Node(name=str(raw["name"]), address=str(raw["address"]), zone=raw.get("zone"),

@@ -4,9 +4,10 @@
   cable is pulled (the bridge side of its veth goes down) and then every daemon of
   the node is SIGKILLed by PID, so peers see silence (timeouts), as with a dead
   server, not refused connections. On = link up, daemons started over SSH.
-- `ipmi`: the node's BMC, through `ipmitool` (chassis power off/on). After power
-  on, Faultline waits for SSH and starts whatever daemon is not running (systemd
-  units usually start themselves).
+- `ipmi`: the node's BMC, through `ipmitool -I lanplus -C 3` (chassis power off/on;
+  `ipmitool_argv` is the one place its command line is made). After power on, Faultline
+  waits for SSH, then for the node's own systemd to start its enabled units (it starts
+  none of them itself: that would race the boot), and starts only pid-file daemons.
 - `ssh` (a remote node with no BMC): over SSH, the node's traffic is dropped by
   nftables (clusters/firewall.py, SSH excepted) and then every storage daemon of
   the node is SIGKILLed. On = rules removed, daemons started.
@@ -22,12 +23,16 @@ import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from . import firewall, services
-from .exceptions import NodeUnreachable, RemoteCommandFailed
+from . import firewall, services, supervision
+from .exceptions import BmcUnavailable, NodeUnreachable, RemoteCommandFailed
 from .inventory import Cluster, Node
 from .ssh import run_on_node
 
 SSH_BACK_TIMEOUT_S = 600.0
+IPMI_TIMEOUT_S = 60.0
+# before a run, a BMC that does not answer is told in ~2 s (ipmitool's default: 20 s)
+IPMI_PROBE_OPTIONS = ("-N", "1", "-R", "1", "-v")
+DEFAULT_CIPHER_SUITE = 3
 
 
 def controller_of(node: Node) -> str:
@@ -48,10 +53,58 @@ def _local(*argv: str) -> None:
                                   f"{done.stderr.strip()}")
 
 
-def _ipmi(node: Node, action: str) -> None:
+def ipmitool_argv(power: dict, *command: str, probe: bool = False) -> list[str]:
+    """ipmitool's command line for a node's BMC (its inventory `power:` entry). lanplus
+    names its cipher suite (3 unless set): else every call spends 10 s asking the BMC for
+    its list. The password is passed only as its file (-f), never on the command line."""
+    interface = power.get("interface", "lanplus")
+    argv = ["ipmitool", "-I", interface]
+    if interface == "lanplus":
+        argv += ["-C", str(power.get("cipher_suite", DEFAULT_CIPHER_SUITE))]
+    argv += ["-H", power["address"]]
+    if power.get("port") is not None:
+        argv += ["-p", str(power["port"])]
+    argv += ["-U", power["user"], "-f", power["password_file"]]
+    if probe:
+        argv += IPMI_PROBE_OPTIONS
+    return [*argv, *command]
+
+
+def _bmc_address(node: Node) -> str:
     power = node.power or {}
-    _local("ipmitool", "-I", power.get("interface", "lanplus"), "-H", power["address"],
-           "-U", power["user"], "-f", power["password_file"], "chassis", "power", action)
+    port = f":{power['port']}" if power.get("port") is not None else ""
+    return f"{power.get('address', '?')}{port}"
+
+
+def _bmc_name(node: Node) -> str:
+    return f"node {node.name}'s BMC at {_bmc_address(node)}"
+
+
+def _ipmi(node: Node, *command: str, probe: bool = False) -> str:
+    """Run an ipmitool command on the node's BMC; its output, or BmcUnavailable saying
+    whether the BMC did not answer or refused the login."""
+    argv = ipmitool_argv(node.power or {}, *command, probe=probe)
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=IPMI_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise BmcUnavailable(f"{_bmc_name(node)}: `{' '.join(command)}` got no answer in "
+                             f"{IPMI_TIMEOUT_S:.0f} s") from None
+    if done.returncode == 0:
+        return done.stdout
+    said = done.stderr.strip()
+    if "RAKP 2 HMAC is invalid" in said or "unauthorized name" in said.lower():
+        why = (f"refused the login of user {(node.power or {}).get('user')!r} (is the password "
+               f"in {(node.power or {}).get('password_file')} right?)")
+    elif "Get Channel Authentication Capabilities" in said or "no response" in said.lower():
+        why = "did not answer"
+    else:
+        why = f"failed: {said.splitlines()[-1] if said else f'exit {done.returncode}'}"
+    raise BmcUnavailable(f"{_bmc_name(node)} {why} (ipmitool {' '.join(command)})")
+
+
+def bmc_power_is_on(node: Node, probe: bool = False) -> bool:
+    """What the BMC says of the chassis power ("Chassis Power is on|off")."""
+    return _ipmi(node, "chassis", "power", "status", probe=probe).strip().lower().endswith(" on")
 
 
 def _each(cluster: Cluster, node: Node, act) -> list[str]:
@@ -87,13 +140,34 @@ def _wait_for_ssh(node: Node, timeout_s: float) -> None:
             time.sleep(2)
 
 
-def _start_daemons(cluster: Cluster, node: Node) -> list[str]:
+def _start_daemons(cluster: Cluster, node: Node, supervised_too: bool = True) -> list[str]:
     def start(service) -> bool:
+        if not supervised_too and service.supervisor != "pid_file":
+            return False
         if services.pid_of(cluster, service) is not None:
             return False
         services.start(cluster, service)
         return True
     return _each(cluster, node, start)
+
+
+def _wait_for_units(cluster: Cluster, node: Node, timeout_s: float) -> list[str]:
+    """After a boot: wait until the node's systemd has started each of its supervised
+    daemons (their units are enabled); the names waited for."""
+    deadline = time.monotonic() + timeout_s
+
+    def wait(service) -> bool:
+        unit = supervision.unit_of(cluster, service)
+        if unit is None:
+            return False
+        while not supervision.unit_state(cluster, service, unit).running:
+            if time.monotonic() > deadline:
+                raise RemoteCommandFailed(f"node {node.name} booted, but its systemd has not "
+                                          f"started {unit} ({service.name}) in "
+                                          f"{timeout_s:.0f} s")
+            time.sleep(1)
+        return True
+    return _each(cluster, node, wait)
 
 
 def _refuse_supervised(cluster: Cluster, node: Node) -> None:
@@ -116,7 +190,7 @@ def power_off(cluster: Cluster, node_name: str) -> dict:
         _local("ip", "link", "set", veth_of(node), "down")
         killed = _kill_daemons(cluster, node, here=True)
     elif how == "ipmi":
-        _ipmi(node, "off")
+        _ipmi(node, "chassis", "power", "off")
         killed = ["(whole machine)"]
     else:
         firewall.isolate(node)
@@ -128,14 +202,22 @@ def power_on(cluster: Cluster, node_name: str, timeout_s: float = SSH_BACK_TIMEO
     """Power the node on and start its daemons (idempotent: a running node is left alone)."""
     node = cluster.node(node_name)
     how = controller_of(node)
+    started = time.monotonic()
     if how == "netns":
         _local("ip", "link", "set", veth_of(node), "up")
     elif how == "ipmi":
-        _ipmi(node, "on")
+        _ipmi(node, "chassis", "power", "on")
     _wait_for_ssh(node, timeout_s)
     if how == "ssh":
         firewall.rejoin(node)
-    return {"node": node.name, "how": how, "started": _start_daemons(cluster, node)}
+    if how != "ipmi":
+        return {"node": node.name, "how": how, "started": _start_daemons(cluster, node)}
+    # a machine that booted: its systemd starts its enabled units; only pid-file daemons
+    # are ours to start
+    waited = _wait_for_units(cluster, node, max(1.0, timeout_s - (time.monotonic() - started)))
+    return {"node": node.name, "how": how, "booted_with": waited,
+            "started": _start_daemons(cluster, node, supervised_too=False),
+            "seconds_to_daemons": round(time.monotonic() - started, 1)}
 
 
 def is_off(cluster: Cluster, node_name: str) -> bool:
@@ -147,12 +229,7 @@ def is_off(cluster: Cluster, node_name: str) -> bool:
                              capture_output=True, text=True).stdout
         return "state DOWN" in out or ",UP" not in out.split(">")[0]
     if how == "ipmi":
-        power = node.power or {}
-        out = subprocess.run(["ipmitool", "-I", power.get("interface", "lanplus"), "-H",
-                              power["address"], "-U", power["user"], "-f",
-                              power["password_file"], "chassis", "power", "status"],
-                             capture_output=True, text=True, timeout=60).stdout
-        return "off" in out.lower()
+        return not bmc_power_is_on(node)
     return firewall.is_isolated(node)
 
 
@@ -172,6 +249,7 @@ def check_ready(cluster: Cluster, node_name: str) -> None:
         if not os.access((node.power or {})["password_file"], os.R_OK):
             raise RemoteCommandFailed(f"node {node.name}: BMC password file "
                                       f"{(node.power or {})['password_file']} is not readable")
+        bmc_power_is_on(node, probe=True)  # it answers, and takes this user and password
     else:
         firewall.check_ready(node)
 
@@ -179,5 +257,5 @@ def check_ready(cluster: Cluster, node_name: str) -> None:
 def describe(node: Node) -> str:
     how = controller_of(node)
     if how == "ipmi":
-        return f"BMC {shlex.quote((node.power or {}).get('address', '?'))} (ipmitool)"
+        return f"BMC {shlex.quote(_bmc_address(node))} (ipmitool)"
     return {"netns": f"lab link {veth_of(node)}", "ssh": "nftables over SSH"}[how]

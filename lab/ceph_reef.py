@@ -16,6 +16,10 @@ warm start is just booting the nodes. OSD disks are loop-mounted XFS images on t
 off, the Pacific lab's tuning) is bound read-only at /etc/ceph/ceph.conf in every node and
 used by Faultline's clients on the host. No RGW.
 
+Each node has a simulated BMC (lab/bmc.py: `ipmi_sim` on 127.0.0.1:16230+K, password in
+<home>/bmc/password) whose chassis power cuts or boots the node's container
+(`set_node_power`), so power faults go through `ipmitool` as on real servers.
+
 `up` copes with what a killed earlier lab left; `down` removes every container, overlay,
 cgroup, loop device, mount, namespace and link of this lab, never touching the Pacific
 labs (other names, other subnets).
@@ -38,9 +42,22 @@ from clusters import inventory
 from clusters.ceph_admin import CephAdmin
 from clusters.paths import default_inventory
 
-from . import ceph_setup, disks, netns, nspawn, rootfs, script, sshd, teardown, zones
+from . import (
+    bmc,
+    ceph_setup,
+    disks,
+    netns,
+    nspawn,
+    procs,
+    rootfs,
+    script,
+    sshd,
+    teardown,
+    zones,
+)
 from .ceph_layout import HEALTH_TIMEOUT, MGR_ID, MON_ID, OSD_COUNT, POOL, LabError
 from .ceph_reef_layout import (
+    BMC_BASE_PORT,
     CEPH_UID,
     CLUSTER_NAME,
     MASKED_UNITS,
@@ -103,12 +120,52 @@ def _binds(lab: ReefLab, node: netns.LabNode) -> list[nspawn.Bind]:
               for osd in lab.osds_on(node))]
 
 
-def _boot(lab: ReefLab, lower: Path, node: netns.LabNode) -> None:
+def _start(lab: ReefLab, lower: Path, node: netns.LabNode) -> None:
     container = lab.container(node)
     nspawn.mount_root(container, lower)
     _write_node_files(lab, node)
     nspawn.boot(container, _binds(lab, node))
-    nspawn.wait_booted(container)
+
+
+def _boot(lab: ReefLab, lower: Path, node: netns.LabNode) -> None:
+    _start(lab, lower, node)
+    nspawn.wait_booted(lab.container(node))
+
+
+def set_node_power(home: Path | None, name: str, on: bool) -> None:
+    """A node's power as its BMC switches it (lab/bmc_hook.py); idempotent. On: its cable
+    back and its container started, not waited for (a BMC answers at once; the OS boots
+    after, and its systemd starts its enabled units). Off: its cable pulled, then its whole
+    container killed at once, so peers see silence, as after a real power cut."""
+    lab = lab_at(home)
+    node = lab.node_named(name)
+    if on:
+        netns.link_up(node)
+        if nspawn.nspawn_pid(lab.container(node)) is None:
+            _start(lab, rootfs.path(), node)
+    else:
+        netns.link_down(node)
+        nspawn.power_cut(lab.container(node))
+
+
+def node_powered(home: Path | None, name: str) -> bool:
+    lab = lab_at(home)
+    return nspawn.nspawn_pid(lab.container(lab.node_named(name))) is not None
+
+
+def _bmc_hook(lab: ReefLab) -> list[str]:
+    """The BMCs' chassis control: this Python, lab/bmc_hook.py, the lab's home."""
+    return [sys.executable, "-m", "lab.bmc_hook", str(lab.home)]
+
+
+def _start_bmcs(lab: ReefLab) -> None:
+    password = bmc.ensure_password(lab.bmc_password_file)
+    for node in lab.nodes:
+        bmc.start(lab.bmc_of(node), password, _bmc_hook(lab))
+
+
+def _stop_bmcs(lab: ReefLab) -> dict[str, str]:
+    return {f"bmc.{n.name}": bmc.stop(lab.bmc_of(n)) for n in lab.nodes}
 
 
 def _in_node(lab: ReefLab, node: netns.LabNode, *command: str, timeout: float = 300.0) -> str:
@@ -188,7 +245,11 @@ def inventory_spec(lab: ReefLab) -> dict[str, Any]:
         "ssh": {"user": "root", "port": sshd.PORT, "key_file": str(lab.ssh.client_key),
                 "known_hosts": str(lab.ssh.known_hosts), "verify_host_keys": True},
         "nodes": [{"name": n.name, "address": n.address, "zone": zones.zone_name(n.index),
-                   "netns": n.netns} for n in lab.nodes],
+                   "netns": n.netns, "power": {
+                       "type": "ipmi", "address": "127.0.0.1", "port": BMC_BASE_PORT + n.index,
+                       "user": bmc.USER, "password_file": str(lab.bmc_password_file),
+                       "interface": "lanplus", "cipher_suite": bmc.CIPHER_SUITE}}
+                  for n in lab.nodes],
         "disks": [{"node": lab.node_of(osd).name, "device": str(lab.image(osd)),
                    "mount": str(lab.osd_dir(osd)), "osd": osd} for osd in range(OSD_COUNT)],
         "services": services,
@@ -240,6 +301,7 @@ def up(home: Path | None = None, timeout: float = HEALTH_TIMEOUT) -> dict[str, A
         lab.write_state(state)
     netns.create_network(NETWORK, lab.nodes)
     sshd.prepare(lab.nodes, lab.ssh)
+    _start_bmcs(lab)
     booted_now = not any(nspawn.nspawn_pid(lab.container(n)) for n in lab.nodes)
     _prepare_disks(lab, fresh=booted_now)
     lab.conf.write_text(conf_text(lab, state["fsid"]))
@@ -293,7 +355,8 @@ def leftovers(home: Path | None = None) -> dict[str, list]:
     """What of the lab is still on the machine: all lists are empty after a clean `down`."""
     lab = lab_at(home)
     containers = [lab.container(n) for n in lab.nodes]
-    left = teardown.leftovers(lab.home, NETWORK, [c.pid_file for c in containers])
+    left = teardown.leftovers(lab.home, NETWORK, [c.pid_file for c in containers]
+                              + [lab.bmc_of(n).pid_file for n in lab.nodes])
     left["cgroups"] = [p for c in containers for p in nspawn.leftover_cgroups(c)]
     return left
 
@@ -304,8 +367,9 @@ def down(home: Path | None = None, purge: bool = False) -> dict[str, Any]:
     lab = lab_at(home)
     started = time.monotonic()
     inventory.remove_cluster(default_inventory(), CLUSTER_NAME)
-    return teardown.finish_down(lab.home, NETWORK, purge, started, _stop_nodes(lab),
-                                lambda: leftovers(home))
+    stopped = _stop_bmcs(lab)  # first: no BMC may boot a node while the lab goes down
+    return teardown.finish_down(lab.home, NETWORK, purge, started,
+                                {**stopped, **_stop_nodes(lab)}, lambda: leftovers(home))
 
 
 def _unit_states(lab: ReefLab, node: netns.LabNode) -> dict[str, Any]:
@@ -331,6 +395,9 @@ def status(home: Path | None = None) -> dict[str, Any]:
         pid = nspawn.nspawn_pid(container)
         daemons[f"nspawn.{node.name}"] = {"pid": pid, "alive": pid is not None,
                                          "rss_bytes": None}
+        bmc_pid = procs.alive_pid(lab.bmc_of(node).pid_file, bmc.PROGRAM)
+        daemons[f"bmc.{node.name}"] = {"pid": bmc_pid, "alive": bmc_pid is not None,
+                                      "rss_bytes": None}
         if pid is not None and nspawn.init_pid(container) is not None:
             daemons.update(_unit_states(lab, node))
     mon_alive = daemons.get(f"ceph-mon@{MON_ID}.service", {}).get("alive", False)

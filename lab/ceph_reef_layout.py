@@ -8,8 +8,16 @@ from pathlib import Path
 
 from clusters.paths import state_dir
 
-from . import netns, nspawn
-from .ceph_layout import GLOBAL_TUNING, MGR_ID, MON_ID, OSD_COUNT, OSD_TUNING, osd_section
+from . import bmc, netns, nspawn
+from .ceph_layout import (
+    GLOBAL_TUNING,
+    MGR_ID,
+    MON_ID,
+    OSD_COUNT,
+    OSD_TUNING,
+    LabError,
+    osd_section,
+)
 from .lab_home import LabHome
 
 CLUSTER_NAME = "lab-ceph-reef"
@@ -25,6 +33,7 @@ SSHD_DROP_IN = "/etc/ssh/sshd_config.d/faultline.conf"
 # "type object ... has no attribute 'NOTIFY_TYPES'"), which ceph-crash would post, and the
 # cluster would show RECENT_MGR_MODULE_CRASH for two weeks
 MASKED_UNITS = ("ceph-crash.service",)
+BMC_BASE_PORT = 16230  # node K's simulated BMC (lab/bmc.py) answers on 127.0.0.1:16230+K
 
 
 @dataclass(frozen=True)
@@ -46,6 +55,22 @@ class ReefLab(LabHome):
         return nspawn.NodeContainer(name=node.name, directory=self.home / "nodes" / node.name,
                                     netns=node.netns, run_dir=self.run_dir,
                                     log_dir=self.log_dir)
+
+    def node_named(self, name: str) -> netns.LabNode:
+        for node in self.nodes:
+            if node.name == name:
+                return node
+        raise LabError(f"the Reef lab has no node {name!r}")
+
+    def bmc_of(self, node: netns.LabNode) -> bmc.Bmc:
+        return bmc.Bmc(node=node.name, port=BMC_BASE_PORT + node.index,
+                       directory=self.home / "bmc" / node.name, run_dir=self.run_dir,
+                       log_dir=self.log_dir)
+
+    @property
+    def bmc_password_file(self) -> Path:
+        """The password of every node's BMC (0600): the inventory names this file."""
+        return self.home / "bmc" / "password"
 
     @property
     def conf(self) -> Path:

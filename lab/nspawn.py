@@ -274,16 +274,21 @@ def stop(node: NodeContainer, timeout: float = STOP_TIMEOUT) -> str:
                 os.kill(pid, signal.SIGKILL)
                 outcome, end = "killed", time.monotonic() + 5.0
             time.sleep(0.05)
-        _reap(pid)
+        procs.reap(pid)
     node.pid_file.unlink(missing_ok=True)
     remove_cgroups(node)
     unmount_root(node)
     return outcome
 
 
-def _reap(pid: int) -> None:
-    """Collect the exit of an nspawn we started in this process (else it stays a zombie)."""
-    try:
-        os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass
+def power_cut(node: NodeContainer) -> str:
+    """Kill the whole guest at once, as a power cut does (no shutdown: its daemons say
+    goodbye to no one): SIGKILL its init, which takes every process of its PID namespace
+    with it; then `stop` frees what nspawn held. Returns what `stop` found."""
+    init = init_pid(node)
+    if init is not None:
+        try:
+            os.kill(init, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return stop(node)

@@ -192,6 +192,14 @@ def stop(pid_file: Path, *, program: str | None = None, deadline: float = 10.0,
     return outcome
 
 
+def reap(pid: int) -> None:
+    """Collect the exit of a child this process started (else it stays a zombie)."""
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
 def kill(pid_file: Path, *, program: str | None = None) -> bool:
     """SIGKILL the daemon of a pid file at once (a crash); True if there was one."""
     pid = alive_pid(pid_file, program)

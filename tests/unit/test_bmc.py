@@ -1,0 +1,95 @@
+"""A node's BMC: the one ipmitool command line (clusters/power.py), the inventory's checks of a
+`power: {type: ipmi}` entry, and the simulated BMCs' files (lab/bmc.py) as the Reef lab
+writes them (lab/ceph_reef.py)."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+
+from clusters.exceptions import InventoryError
+from clusters.inventory import parse_inventory
+from clusters.power import ipmitool_argv
+from lab import bmc, ceph_reef
+
+BMC = {"type": "ipmi", "address": "10.0.0.13", "user": "admin", "password_file": "/keys/bmc"}
+
+
+def test_ipmitool_names_the_cipher_suite_the_port_and_only_the_password_file():
+    assert ipmitool_argv({**BMC, "port": 16232, "cipher_suite": 17}, "chassis", "power",
+                         "off") == [
+        "ipmitool", "-I", "lanplus", "-C", "17", "-H", "10.0.0.13", "-p", "16232",
+        "-U", "admin", "-f", "/keys/bmc", "chassis", "power", "off"]
+
+
+def test_ipmitool_defaults_to_lanplus_with_cipher_suite_3_on_the_standard_port():
+    # -C 3: else each call spends 10 s asking the BMC for its cipher suites
+    assert ipmitool_argv(BMC, "chassis", "power", "status") == [
+        "ipmitool", "-I", "lanplus", "-C", "3", "-H", "10.0.0.13", "-U", "admin",
+        "-f", "/keys/bmc", "chassis", "power", "status"]
+    # IPMI 1.5 (lan) has no cipher suites
+    assert "-C" not in ipmitool_argv({**BMC, "interface": "lan"}, "chassis", "power", "on")
+
+
+def test_a_probe_before_the_run_gives_up_quickly_and_verbosely():
+    # one try of 1 s and one retry: a BMC nothing answers is told in 2 s, not 20
+    assert ipmitool_argv(BMC, "chassis", "power", "status", probe=True)[11:] == [
+        "-N", "1", "-R", "1", "-v", "chassis", "power", "status"]
+
+
+def _cluster(power: dict) -> dict:
+    return {"clusters": {"c": {
+        "kind": "ceph", "client": {"conf": "/c"},
+        "nodes": [{"name": "node1", "address": "10.0.0.11", "power": power}],
+        "disks": [{"node": "node1", "device": "/d", "mount": "/m", "osd": 0}],
+        "services": [{"name": "osd.0", "kind": "osd", "node": "node1", "pid_file": "/p"}]}}}
+
+
+@pytest.mark.parametrize(("changes", "problem"), [
+    ({"port": 0}, "port must be a whole number 1..65535, not 0"),
+    ({"port": "623"}, "port must be a whole number 1..65535, not '623'"),
+    ({"cipher_suite": 18}, "cipher_suite must be a whole number 0..17, not 18"),
+    ({"cipher_suite": True}, "cipher_suite must be a whole number 0..17, not True"),
+    ({"interface": "open"}, "interface must be lan or lanplus, not 'open'"),
+])
+def test_the_inventory_refuses_a_bad_bmc_setting(changes, problem):
+    with pytest.raises(InventoryError, match=problem):
+        parse_inventory(_cluster({**BMC, **changes}))
+
+
+def test_the_inventory_keeps_the_bmc_settings():
+    power = {**BMC, "port": 16232, "interface": "lanplus", "cipher_suite": 3}
+    assert parse_inventory(_cluster(power))["c"].node("node1").power == power
+
+
+def test_each_reef_node_has_its_own_bmc_in_the_inventory(tmp_path: Path):
+    lab = ceph_reef.lab_at(tmp_path)
+    spec = ceph_reef.inventory_spec(lab)
+    cluster = parse_inventory({"clusters": {"lab-ceph-reef": spec}})["lab-ceph-reef"]
+    powers = [n.power for n in cluster.nodes]
+    assert [p["port"] for p in powers] == [16231, 16232, 16233, 16234]
+    assert {(p["type"], p["address"], p["user"], p["interface"], p["cipher_suite"],
+             p["password_file"]) for p in powers} == {
+        ("ipmi", "127.0.0.1", "admin", "lanplus", 3, str(tmp_path / "bmc" / "password"))}
+
+
+def test_the_bmc_password_is_made_once_and_only_its_owner_reads_it(tmp_path: Path):
+    path = tmp_path / "bmc" / "password"
+    password = bmc.ensure_password(path)
+    assert len(password) == 16 and bmc.ensure_password(path) == password
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_the_lan_conf_gives_ipmi_sim_its_port_user_and_hook(tmp_path: Path):
+    lab = ceph_reef.lab_at(tmp_path)
+    node2 = lab.bmc_of(lab.node_named("node2"))
+    text = bmc.lan_conf_text(node2, "s3cret", ["/py", "-m", "lab.bmc_hook", "/home"])
+    lines = [line.strip() for line in text.splitlines()]
+    assert "addr 127.0.0.1 16232" in lines
+    assert 'chassis_control "/py -m lab.bmc_hook /home node2"' in lines
+    assert 'user 2 true "admin" "s3cret" admin 10 none md2 md5 straight' in lines
+    # without a GUID ipmi_sim offers no IPMI v2 session (lanplus)
+    [guid] = [line.split()[1] for line in lines if line.startswith("guid ")]
+    assert len(guid) == 32 and bmc.lan_conf_text(node2, "x", []).count(guid) == 1
