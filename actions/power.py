@@ -35,14 +35,37 @@ def _zone_nodes(cluster: Cluster, zone: str) -> list[str]:
         raise ActivityFailed(str(exc)) from None
 
 
+def _keep_monitor_quorum(cluster: Cluster, nodes: list[str], what: str,
+                         allow_unavailable: bool) -> None:
+    """Ceph serves nothing without a quorum of its monitors: powering off the nodes of half
+    of them or more is refused, as killing a monitor is (the data guard counts copies, not
+    monitors; the Reef lab's only monitor is on node1, in zone1)."""
+    if cluster.kind != "ceph" or allow_unavailable:
+        return
+    mons = cluster.services_of_kind("mon")
+    taken = [m.name for m in mons if m.node in nodes]
+    left = len(mons) - len(taken)
+    if taken and left <= len(mons) // 2:
+        raise ActivityFailed(
+            f"refused: {what} takes {', '.join(taken)} with it, leaving {left} of {len(mons)} "
+            f"monitors, no quorum (a majority, {len(mons) // 2 + 1}, is needed): the whole "
+            "cluster would stop serving (set allow_unavailable: true to inject anyway)")
+
+
 def check_arguments(func: str, arguments: dict, cluster: Cluster) -> None:
-    """Before a run: the node or zone exists, and its power controller can work."""
+    """Before a run: the node or zone exists, its power controller can work (a BMC
+    answers), and powering it off leaves Ceph a monitor quorum."""
     if func in ("power_off_node", "power_on_node"):
         nodes = [node_of(cluster, str(arguments.get("node", "node1"))).name]
+        what = f"power off {nodes[0]}"
     elif func in ("power_off_zone", "power_on_zone"):
-        nodes = _zone_nodes(cluster, str(arguments.get("zone", "zone1")))
+        zone = str(arguments.get("zone", "zone1"))
+        nodes = _zone_nodes(cluster, zone)
+        what = f"power off zone {zone} ({', '.join(nodes)})"
     else:
         return
+    if func.startswith("power_off"):
+        _keep_monitor_quorum(cluster, nodes, what, bool(arguments.get("allow_unavailable")))
     try:
         for node in nodes:
             power.check_ready(cluster, node)
@@ -61,6 +84,7 @@ def power_off_node(node: str = "node1", allow_unavailable: bool = False,
     Refused if it would leave data unavailable or with one copy, unless allow_unavailable."""
     cluster = cluster_of(configuration)
     name = node_of(cluster, node).name
+    _keep_monitor_quorum(cluster, [name], f"power off {name}", allow_unavailable)
     verdict = check_blast_radius(cluster, f"power off {name}", allow_unavailable, nodes={name})
     ledger_before(cluster, f"power:{name}",
                   f"{name} powered off ({power.describe(cluster.node(name))})",
@@ -91,8 +115,9 @@ def power_off_zone(zone: str = "zone1", allow_unavailable: bool = False,
     with one copy, unless allow_unavailable."""
     cluster = cluster_of(configuration)
     nodes = _zone_nodes(cluster, zone)
-    verdict = check_blast_radius(cluster, f"power off zone {zone} ({', '.join(nodes)})",
-                                 allow_unavailable, nodes=set(nodes))
+    what = f"power off zone {zone} ({', '.join(nodes)})"
+    _keep_monitor_quorum(cluster, nodes, what, allow_unavailable)
+    verdict = check_blast_radius(cluster, what, allow_unavailable, nodes=set(nodes))
     ledger_before(cluster, f"zone:{zone}", f"zone {zone} powered off ({', '.join(nodes)})",
                   "actions.power.power_on_zone", {"zone": zone})
     try:

@@ -30,7 +30,8 @@ GUESSED_UNITS = ("a unit marked TODO is what Debian's packages call it; --unit, 
                  "with --start, write how this cluster supervises its daemons")
 UNKNOWN_BMCS = (f"{TODO}: BMC addresses are unknown; power faults stop a node's daemons over SSH "
                 "unless a node gets power: {type: ipmi, address: ..., user: ..., "
-                "password_file: ...}")
+                "password_file: ...} (optional: port, 623 if unset; interface: lanplus; "
+                "cipher_suite: 3, or what the BMC offers, e.g. 17)")
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """A node's BMC: the one ipmitool command line (clusters/power.py), the inventory's checks of a
-`power: {type: ipmi}` entry, and the simulated BMCs' files (lab/bmc.py) as the Reef lab
-writes them (lab/ceph_reef.py)."""
+`power: {type: ipmi}` entry, the simulated BMCs' files (lab/bmc.py) as the Reef lab writes
+them (lab/ceph_reef.py), and the monitor quorum a power-off must leave (actions/power.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ import stat
 from pathlib import Path
 
 import pytest
+from chaoslib.exceptions import ActivityFailed
 
+from actions.power import _keep_monitor_quorum, check_arguments
 from clusters.exceptions import InventoryError
 from clusters.inventory import parse_inventory
 from clusters.power import ipmitool_argv
@@ -93,3 +95,30 @@ def test_the_lan_conf_gives_ipmi_sim_its_port_user_and_hook(tmp_path: Path):
     # without a GUID ipmi_sim offers no IPMI v2 session (lanplus)
     [guid] = [line.split()[1] for line in lines if line.startswith("guid ")]
     assert len(guid) == 32 and bmc.lan_conf_text(node2, "x", []).count(guid) == 1
+
+
+def _reef_cluster(tmp_path: Path):
+    spec = ceph_reef.inventory_spec(ceph_reef.lab_at(tmp_path))
+    return parse_inventory({"clusters": {"lab-ceph-reef": spec}})["lab-ceph-reef"]
+
+
+@pytest.mark.parametrize(("func", "arguments", "what"), [
+    ("power_off_zone", {"zone": "zone1"}, "power off zone zone1 (node1, node2)"),
+    ("power_off_node", {"node": "node1"}, "power off node1"),
+])
+def test_powering_off_the_only_monitor_is_refused_before_the_run(tmp_path: Path, func,
+                                                                 arguments, what):
+    # the data guard would allow it (each PG keeps two copies): the monitors decide here
+    with pytest.raises(ActivityFailed) as refused:
+        check_arguments(func, arguments, _reef_cluster(tmp_path))
+    assert str(refused.value) == (
+        f"refused: {what} takes mon.a with it, leaving 0 of 1 monitors, no quorum (a "
+        "majority, 1, is needed): the whole cluster would stop serving (set "
+        "allow_unavailable: true to inject anyway)")
+
+
+def test_a_zone_without_monitors_keeps_the_quorum(tmp_path: Path):
+    cluster = _reef_cluster(tmp_path)
+    for zone, allow in (("zone2", False), ("zone3", False), ("zone1", True)):
+        _keep_monitor_quorum(cluster, [n.name for n in cluster.nodes_in_zone(zone)],
+                             f"power off zone {zone}", allow)
