@@ -242,6 +242,7 @@ class SwiftAdmin:
                                "is not in the inventory")
         self.ports = {**DEFAULT_PORTS, **(cluster.client.get("ports") or {})}
         self._facts: RingFacts | None = None
+        self._facts_stamp: tuple = ()
         self._shells: dict[str, NodeShell] = {}
         # one lock per node: an unreachable node must not hold up the others' listings
         self._shell_locks = {n.name: threading.Lock() for n in cluster.nodes}
@@ -267,9 +268,23 @@ class SwiftAdmin:
     # -- rings --------------------------------------------------------------------------
 
     def ring_facts(self) -> RingFacts:
-        if self._facts is None:
+        """The rings' facts, read again when a ring file changed (a ring pushed while a
+        sampler runs, clusters/swift_scaling.py: handoffs are counted against the new one)."""
+        stamp = self._ring_stamp()
+        if self._facts is None or stamp != self._facts_stamp:
             self._facts = read_ring_facts(self.swift_dir)
+            self._facts_stamp = stamp
         return self._facts
+
+    def _ring_stamp(self) -> tuple:
+        stamp = []
+        for ring in SERVER_TYPES:
+            try:
+                info = os.stat(os.path.join(self.swift_dir, f"{ring}.ring.gz"))
+                stamp.append((info.st_mtime_ns, info.st_size, info.st_ino))
+            except OSError:
+                stamp.append(None)
+        return tuple(stamp)
 
     def storage_nodes(self) -> list[Node]:
         """The inventory's nodes that hold a device of the object ring."""

@@ -199,6 +199,10 @@ def _throughput(seconds: list[Second], tl: Timeline, end: float, figures: dict,
         return
     mean = sum(s.ops for s in window) / len(window)
     figures["fault_window_s"] = round(end - tl.fault, 3)
+    # the latency the clients saw while the fault lasted, beside the baseline's p99
+    merged = merge_histograms([h for s in window for h in s.histograms])
+    figures["fault_p99_ms"] = (merged.get_value_at_percentile(99) / 1000
+                               if merged.get_total_count() > 0 else None)
     figures["throughput_drop"] = _fraction(1 - mean / base)
     figures["worst_second_drop"] = _fraction(1 - min(s.ops for s in window) / base)
 

@@ -80,6 +80,11 @@ FAULT_NOTES = {
         "its ETag; the object server does the same after a GET that read the copy whole, "
         "but only after sending it, so a client that does not check the ETag may receive "
         "corrupt bytes. Replication then puts a good copy back."),
+    ("swift", "add-device"): (
+        "Adding a device is no fault: Swift reports nothing (no detection, no redundancy "
+        "lost), so the scale figures are the data movement and the clients' disruption. The "
+        "servers read a pushed ring within 15 s; until replication has moved a partition to "
+        "its new primary, reads that land there miss and the proxy tries the next copy."),
     ("ceph", "hog-cpu"): CPU_HOG_NOTE,
     ("swift", "hog-cpu"): CPU_HOG_NOTE,
     ("ceph", "lossy-link"): LOSSY_LINK_NOTE,
@@ -121,6 +126,7 @@ def fault_detail(run: Run) -> list[str]:
                          "CPUs)")
             lines.append(slow_but_up(f"{output.get('node')}'s daemons", run.figures or {},
                                      "hog"))
+        lines += swift_scale_lines(event.kind, output)
         if event.kind == "activity" and "held_back" in output:
             lines.append(f"the ceiling held the hog back in {output['held_back']} of "
                          f"{output.get('periods')} periods ({output.get('held_back_s')} s)")
@@ -135,6 +141,25 @@ def fault_detail(run: Run) -> list[str]:
                 f"{output['packets_seen']} packets ({output['packets_lost']} lost, "
                 f"{output.get('packets_capped', 0)} over the cap)")
     return lines
+
+
+def swift_scale_lines(kind: str, output: dict[str, Any]) -> list[str]:
+    """What Swift's scale actions and their wait said (actions.swift.add_device,
+    probes.swift.wait_for_data_moved, actions.swift.remove_device)."""
+    if kind == "fault_injected" and output.get("pushed_to"):
+        parts = ", ".join(f"{n} {r}" for r, n in (output.get("partitions") or {}).items())
+        return [f"scale out: {output.get('device')} on {output.get('node')} (weight "
+                f"{output.get('weight')}) given {parts} partition(s); rings pushed to "
+                f"{', '.join(sorted({n for ns in output['pushed_to'].values() for n in ns}))}"]
+    if kind == "activity" and output.get("moved_s") is not None:
+        return [f"data moved where the new rings put it {output['moved_s']} s after the ring "
+                "push (no handoff partition left, dispersion 100%)"]
+    if kind == "activity" and output.get("removed_from"):
+        return [f"scale in: {output.get('device')} drained in {output.get('drained_s')} s "
+                f"after its weight-0 push, removed from the {', '.join(output['removed_from'])} "
+                f"ring(s); on the node: {', '.join(output.get('deleted') or []) or 'nothing'} "
+                "removed"]
+    return []
 
 
 def daemon_outcome_lines(outcomes: list[dict[str, Any]]) -> list[str]:
@@ -212,6 +237,7 @@ def report_dict(run: Run) -> dict[str, Any]:
     out["fault_detail"] = fault_detail(run) + corruption_lines(out["corruption"])
     out["validity"] = _validity(figures.get("validity"))
     # a scale run's (service.runs.capacity_runs): capacity before -> after, data movement
+    out["fault_p99_ms"] = figures.get("fault_p99_ms")
     out["capacity"] = figures.get("capacity")
     out["data_movement_s"] = figures.get("data_movement_s")
     out["data_movement_reason"] = figures.get("data_movement_reason")
@@ -290,7 +316,9 @@ def format_report(data: dict[str, Any]) -> str:
         f"  errors                       {_fmt(data['errors'])} "
         f"{data['errors_by_class'] or ''} {data['errors_by_op'] or ''}",
         f"  throughput drop              {_pct(data['throughput_drop'])} mean, "
-        f"{_pct(data['worst_second_drop'])} worst second",
+        f"{_pct(data['worst_second_drop'])} worst second"
+        + (f"; p99 {_fmt(data['fault_p99_ms'], ' ms')} during the fault"
+           if data.get("fault_p99_ms") is not None else ""),
         f"  time to detect               {_fmt(data['time_to_detect_s'], ' s')}",
         f"  time to client recovery      {_fmt(data['time_to_client_recovery_s'], ' s')}",
         f"  time to full redundancy      {_fmt(data['time_to_full_redundancy_s'], ' s')} "

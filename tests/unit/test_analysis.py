@@ -102,6 +102,18 @@ def test_baseline_latency_is_the_exact_percentile_of_all_baseline_operations():
     assert result["baseline_p99_ms"] == 2.0
 
 
+def test_fault_latency_is_the_p99_of_the_operations_in_the_fault_window_only():
+    fast, slow = histogram_of(*[1000] * 100), histogram_of(*[50_000] * 5)
+    seconds = [Second(ts=float(t), ops=100, histograms=(fast,) + ((slow,) if t >= FAULT
+                                                                  else ()))
+               for t in range(int(END))]
+
+    result = figures(seconds)
+
+    assert result["baseline_p99_ms"] == 1.0
+    assert result["fault_p99_ms"] == pytest.approx(50.0, rel=1e-3)  # HDR precision
+
+
 def test_no_baseline_when_no_complete_second_precedes_the_fault():
     result = figures(tl=timeline(ramp_s=100.0))
 

@@ -129,3 +129,22 @@ def test_deleting_a_device_that_is_not_there_changes_nothing_and_says_so(tmp_pat
     (tmp_path / "mnt").mkdir()
     assert _sh(delete_command(str(tmp_path / "mnt"), str(image))).split() == ["image"]
     assert not image.exists() and not (tmp_path / "mnt").exists()
+
+
+def test_the_report_says_what_scale_out_and_in_did():
+    from service.results.report import swift_scale_lines
+
+    assert swift_scale_lines("fault_injected", {
+        "node": "node1", "device": "scale-node1", "weight": 100.0,
+        "partitions": {"object": 109}, "pushed_to": {"object": ["node2", "node1"]}}) == [
+        "scale out: scale-node1 on node1 (weight 100.0) given 109 object partition(s); rings "
+        "pushed to node1, node2"]
+    assert swift_scale_lines("activity", {"moved_s": 23.6, "state": "HEALTHY"}) == [
+        "data moved where the new rings put it 23.6 s after the ring push (no handoff "
+        "partition left, dispersion 100%)"]
+    assert swift_scale_lines("activity", {
+        "device": "scale-node1", "drained_s": 29.6, "removed_from": ["object"],
+        "deleted": ["mounted", "image"]}) == [
+        "scale in: scale-node1 drained in 29.6 s after its weight-0 push, removed from the "
+        "object ring(s); on the node: mounted, image removed"]
+    assert swift_scale_lines("activity", {"drained_s": None, "removed_from": []}) == []
