@@ -18,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 from factories import delete_made_by
 from flask import Blueprint
+from reef_lab import assert_nothing_left, nodes_running
 from serving import served
 from sqlalchemy import delete, select
 from sqlalchemy.orm import sessionmaker
@@ -27,6 +28,7 @@ from clusters import fault_ledger
 from clusters.inventory import load_cluster
 from clusters.paths import default_inventory
 from lab import ceph as ceph_lab
+from lab import ceph_reef
 from lab import swift as swift_lab
 from service.accounts import services as accounts
 from service.accounts.models import User
@@ -86,6 +88,18 @@ def swift_cluster():
     if not was_up:
         swift_lab.down(purge=True)
         _assert_nothing_left(swift_lab)
+
+
+@pytest.fixture(scope="session")
+def reef_cluster():
+    """The Reef lab (Ceph 18 under systemd in containers, its root filesystem built first if
+    missing), HEALTH_OK; taken down and purged after the suite if the suite started it."""
+    was_up = nodes_running()
+    info = ceph_reef.up()
+    print(f"\nreef lab up: { {k: v for k, v in info.items() if k != 'state'} }")
+    yield load_cluster(default_inventory(), ceph_reef.CLUSTER_NAME)
+    if not was_up:
+        assert_nothing_left(ceph_reef.down(purge=True))
 
 
 def _assert_nothing_left(lab=ceph_lab) -> None:

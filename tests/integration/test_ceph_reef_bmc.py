@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_ceph_reef_lab import CONFIGURATION, REPO, reef_cluster  # noqa: F401 - a fixture
+from test_ceph_reef_lab import CONFIGURATION, REPO
 
 from actions.power import power_off_node, power_on_node
 from clusters import fault_ledger, power
@@ -58,7 +58,7 @@ def _outstanding() -> list[str]:
     return [e.key for e in fault_ledger.outstanding(ceph_reef.CLUSTER_NAME)]
 
 
-def test_power_off_and_on_through_the_bmc(reef_cluster):  # noqa: F811 - the fixture
+def test_power_off_and_on_through_the_bmc(reef_cluster):
     container = LAB.container(NODE2)
     off = power_off_node(node="node2", configuration=CONFIGURATION)
     assert (off["how"], off["guard"]["allowed"]) == ("ipmi", True)
@@ -103,7 +103,7 @@ def _with_power(tmp_path, **changes) -> Path:
     ({"port": 16299}, "node node2's BMC at 127.0.0.1:16299 did not answer"),
 ])
 def test_a_bmc_that_refuses_or_does_not_answer_is_one_error_before_the_run(
-        reef_cluster, env, tmp_path, changes, message):  # noqa: F811 - the fixture
+        reef_cluster, env, tmp_path, changes, message):
     if changes.get("password_file") == "wrong":
         wrong = tmp_path / "password"
         wrong.write_text("not-the-password")
@@ -131,7 +131,7 @@ sys.stdin.read()  # until the test SIGKILLs this run
 """
 
 
-def test_heal_powers_on_a_node_left_off_by_a_killed_run(reef_cluster, env):  # noqa: F811
+def test_heal_powers_on_a_node_left_off_by_a_killed_run(reef_cluster, env):
     run = subprocess.Popen([sys.executable, "-c", POWER_OFF_AND_HANG], env=env, cwd=REPO,
                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:

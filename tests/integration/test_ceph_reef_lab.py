@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from reef_lab import assert_nothing_left
 from short_runs import short_experiment, shortened
 from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
@@ -24,9 +25,8 @@ from sqlalchemy.orm import Session
 from actions.ceph import kill_osd, start_osd
 from clusters import supervision
 from clusters.ceph_admin import CephAdmin
-from clusters.inventory import Cluster, load_cluster
-from clusters.paths import default_inventory
-from lab import ceph_reef, ceph_setup, disks, nspawn
+from clusters.inventory import Cluster
+from lab import ceph_reef, ceph_setup
 from service.store.models import Run
 
 pytestmark = pytest.mark.lab
@@ -34,33 +34,6 @@ pytestmark = pytest.mark.lab
 REPO = Path(__file__).resolve().parents[2]
 CONFIGURATION = {"faultline_cluster": ceph_reef.CLUSTER_NAME}
 RESTART_SEC = 10  # Debian's ceph-osd@.service
-
-
-def _nodes_running() -> bool:
-    lab = ceph_reef.lab_at(None)
-    return any(nspawn.nspawn_pid(lab.container(n)) for n in lab.nodes)
-
-
-def _assert_nothing_left(result: dict) -> None:
-    assert not any(result["leftovers"].values()), result["leftovers"]
-    lab = ceph_reef.lab_at(None)
-    assert not disks.mounts_under(lab.home)
-    assert not disks.loop_devices_under(lab.home)
-    assert not [c for n in lab.nodes for c in nspawn.leftover_cgroups(lab.container(n))]
-    links = subprocess.run(["ip", "-o", "link"], capture_output=True, text=True).stdout
-    assert "flreef" not in links and "flbr2" not in links
-    assert not [p for p in Path("/run/netns").glob("flreef*")] if Path("/run/netns").is_dir() \
-        else True
-
-
-@pytest.fixture(scope="module")
-def reef_cluster():
-    was_up = _nodes_running()
-    info = ceph_reef.up()
-    print(f"\nreef lab up: {json.dumps({k: v for k, v in info.items() if k != 'state'})}")
-    yield load_cluster(default_inventory(), ceph_reef.CLUSTER_NAME)
-    if not was_up:
-        _assert_nothing_left(ceph_reef.down(purge=True))
 
 
 def _unit(cluster: Cluster, name: str) -> supervision.UnitState:
@@ -249,7 +222,7 @@ def test_a_crash_run_reports_when_systemd_brought_the_osd_back(reef_cluster, env
 
 
 def test_down_leaves_nothing_behind_and_a_warm_up_is_quick(reef_cluster):
-    _assert_nothing_left(ceph_reef.down())
+    assert_nothing_left(ceph_reef.down())
     info = ceph_reef.up()
     print(f"\nreef lab warm up: HEALTH_OK after {info['seconds_to_health_ok']} s")
     assert info["mode"] == "warm" and info["state"]["health"] == "HEALTH_OK"
