@@ -270,13 +270,14 @@ class SwiftAdmin:
     def ring_facts(self) -> RingFacts:
         """The rings' facts, read again when a ring file changed (a ring pushed while a
         sampler runs, clusters/swift_scaling.py: handoffs are counted against the new one)."""
-        stamp = self._ring_stamp()
+        stamp = self.ring_stamp()
         if self._facts is None or stamp != self._facts_stamp:
             self._facts = read_ring_facts(self.swift_dir)
             self._facts_stamp = stamp
         return self._facts
 
-    def _ring_stamp(self) -> tuple:
+    def ring_stamp(self) -> tuple:
+        """What changes when a ring file is replaced (time, size, inode of each)."""
         stamp = []
         for ring in SERVER_TYPES:
             try:

@@ -62,6 +62,9 @@ class SwiftSource:
         self._admin = SwiftAdmin(cluster, timeout=2.0)
         self._dispersion: Dispersion | None = None
         self._handoffs: dict[str, int] | None = None
+        # the rings the two slow figures were taken against: after a ring push they are
+        # unknown until taken again (a pre-push "no handoff, 100%" would pass for done)
+        self._slow_stamp: tuple = ()
         self._reachable = True  # per the latest recon: an SSH listing would only time out
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -75,6 +78,7 @@ class SwiftSource:
     def _slow_loop(self) -> None:
         while not self._stop.is_set():
             started = time.monotonic()
+            stamp = self._admin.ring_stamp()
             self._handoffs = self._admin.handoffs() if self._reachable else None
             pause = self.DISPERSION_PAUSE_S
             try:
@@ -86,10 +90,13 @@ class SwiftSource:
                 (log.warning if self._dispersion is not None else log.debug)(
                     f"no Swift dispersion report: {exc}")
                 self._dispersion = None
+            self._slow_stamp = stamp
             self._stop.wait(pause)
 
     def state(self) -> dict[str, Any]:
-        state = self._admin.state(dispersion=self._dispersion, handoffs=self._handoffs)
+        current = self._admin.ring_stamp() == self._slow_stamp
+        state = self._admin.state(dispersion=self._dispersion if current else None,
+                                  handoffs=self._handoffs if current else None)
         self._reachable = all(n.reachable for n in state.nodes)
         return state.as_dict()
 
