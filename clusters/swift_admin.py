@@ -317,9 +317,15 @@ class SwiftAdmin:
         pending = self._recon(node, up, "async") or {}
         usage = self._recon(node, up, "diskusage") or []
         seconds = replication.get("object_replication_time")
+        # recon names every directory of the devices directory that is not mounted; only a
+        # device of the rings matters (a scale device's mount point is unmounted just after
+        # it left them, clusters/swift_scaling.py)
+        in_rings = {d.device for devs in self.ring_facts().devices.values() for d in devs
+                    if d.ip == node.address}
         return NodeRecon(
             node=node.name, servers_up=up,
-            unmounted=tuple(sorted(d.get("device", "?") for d in unmounted)),
+            unmounted=tuple(sorted(d.get("device", "?") for d in unmounted
+                                   if d.get("device", "?") in in_rings or "device" not in d)),
             replication_last=replication.get("object_replication_last"),
             replication_seconds=None if seconds is None else float(seconds) * 60,  # minutes
             async_pending=pending.get("async_pending"),

@@ -65,6 +65,7 @@ class SwiftSource:
         # the rings the two slow figures were taken against: after a ring push they are
         # unknown until taken again (a pre-push "no handoff, 100%" would pass for done)
         self._slow_stamp: tuple = ()
+        self._wake = threading.Event()  # the rings changed (or the sampler stops): now
         self._reachable = True  # per the latest recon: an SSH listing would only time out
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -91,10 +92,13 @@ class SwiftSource:
                     f"no Swift dispersion report: {exc}")
                 self._dispersion = None
             self._slow_stamp = stamp
-            self._stop.wait(pause)
+            self._wake.wait(pause)
+            self._wake.clear()
 
     def state(self) -> dict[str, Any]:
         current = self._admin.ring_stamp() == self._slow_stamp
+        if not current:
+            self._wake.set()
         state = self._admin.state(dispersion=self._dispersion if current else None,
                                   handoffs=self._handoffs if current else None)
         self._reachable = all(n.reachable for n in state.nodes)
@@ -102,6 +106,7 @@ class SwiftSource:
 
     def close(self) -> None:
         self._stop.set()
+        self._wake.set()
         self._admin.cancel()  # a report in progress would hold the stop up to 30 s
         if self._thread is not None:
             self._thread.join()

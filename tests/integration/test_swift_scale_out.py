@@ -89,7 +89,8 @@ def test_a_device_added_under_scale_gets_data_and_heal_drains_and_removes_it(
     # a run that adds the device and is killed before it could remove it
     run = subprocess.Popen(
         [sys.executable, "-c", "import json, time; from actions import swift; "
-         f"out = swift.add_device(node='node1', size_mib=512, configuration={_config(cluster)!r}); "
+         f"out = swift.add_device(node='node1', size_mib=512, weight=20, "
+         f"configuration={_config(cluster)!r}); "
          "print(json.dumps(out), flush=True); time.sleep(600)"],
         env=env, stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parents[2])
     try:
