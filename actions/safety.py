@@ -57,7 +57,8 @@ def already_faulted(cluster: Cluster) -> tuple[set[int], set[str]]:
     keys: set[str] = set()
     for entry in fault_ledger.outstanding(cluster.name):
         kind, _, target = entry.key.partition(":")
-        if kind in ("power", "partition", "link"):  # a lossy node may be marked down
+        # a lossy node may be marked down; the OOM killer may take any daemon of a node
+        if kind in ("power", "partition", "link", "memory"):
             nodes.add(target)
         elif kind == "zone":
             nodes |= {n.name for n in cluster.nodes if n.zone == target}

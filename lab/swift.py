@@ -25,7 +25,18 @@ from clusters import inventory
 from clusters.paths import default_inventory
 from clusters.swift_admin import SwiftAdmin, answers_healthcheck
 
-from . import disks, netns, procs, script, sshd, swift_api, swift_layout, swift_rings, teardown
+from . import (
+    disks,
+    memcg,
+    netns,
+    procs,
+    script,
+    sshd,
+    swift_api,
+    swift_layout,
+    swift_rings,
+    teardown,
+)
 from .ceph_layout import LabError
 from .swift_layout import (
     AUTH_USER,
@@ -33,6 +44,7 @@ from .swift_layout import (
     HEALTH_TIMEOUT,
     MEMCACHE_PORT,
     NETWORK,
+    NODE_MEMORY_MIB,
     PROXY_ADDRESS,
     PROXY_PORT,
     SERVER_PORTS,
@@ -58,14 +70,27 @@ def node_services(lab: SwiftLab, node: netns.LabNode) -> dict[str, tuple[str, st
     for program in programs_of_node():
         name = f"{program}.{node.name}"
         conf = lab.server_conf(program.split("-", 1)[0], node)
-        services[name] = (f"swift-{program}", lab.start_command(program, conf, name))
-    services[f"rsyncd.{node.name}"] = ("rsync", lab.rsync_start_command(node))
+        services[name] = (f"swift-{program}",
+                          memcg.born_in(node, lab.start_command(program, conf, name)))
+    services[f"rsyncd.{node.name}"] = ("rsync",
+                                       memcg.born_in(node, lab.rsync_start_command(node)))
     return services
 
 
 def _memcached_argv(lab: SwiftLab) -> list[str]:
     return ["memcached", "-d", "-u", "root", "-l", PROXY_ADDRESS, "-p", str(MEMCACHE_PORT),
             "-U", "0", "-m", "64", "-c", "1024", "-t", "1", "-P", str(lab.pid_file(MEMCACHED))]
+
+
+def _outside(lab: SwiftLab) -> dict[Path, str | None]:
+    """The node programs running outside their node's memory cgroup, for procs.stop_many."""
+    outside = {}
+    for node in lab.nodes:
+        for name, (program, _) in node_services(lab, node).items():
+            pid = procs.alive_pid(lab.pid_file(name), program)
+            if pid is not None and memcg.outside(node, pid):
+                outside[lab.pid_file(name)] = program
+    return outside
 
 
 def _local_targets(lab: SwiftLab) -> dict[Path, str | None]:
@@ -199,6 +224,10 @@ def up(home: Path | None = None, timeout: float = HEALTH_TIMEOUT) -> dict[str, A
     sshd.prepare(lab.nodes, lab.ssh)
     with ThreadPoolExecutor(max_workers=len(lab.nodes)) as pool:
         list(pool.map(lambda node: sshd.start(node, lab.ssh), lab.nodes))
+        for node in lab.nodes:
+            memcg.confine(node, NODE_MEMORY_MIB)
+        # a server started before its node had a memory cgroup: restarted, born inside
+        procs.stop_many(_outside(lab), group=True)
         _start_proxy(lab)
         list(pool.map(lambda node: _start_node(lab, node), lab.nodes))
     daemons_started = time.monotonic()
@@ -228,7 +257,8 @@ def leftovers(home: Path | None = None) -> dict[str, list]:
     lab = lab_at(home)
     pid_files = [*_local_targets(lab), *_node_targets(lab),
                  *(lab.ssh.pid_file(n) for n in lab.nodes)]
-    return teardown.leftovers(lab.home, NETWORK, pid_files)
+    return {**teardown.leftovers(lab.home, NETWORK, pid_files),
+            "memory_cgroups": memcg.leftovers(lab.nodes)}
 
 
 def down(home: Path | None = None, purge: bool = False) -> dict[str, Any]:
@@ -238,6 +268,7 @@ def down(home: Path | None = None, purge: bool = False) -> dict[str, Any]:
     inventory.remove_cluster(default_inventory(), CLUSTER_NAME)
     stopped = procs.stop_many({**_local_targets(lab), **_node_targets(lab),
                                **sshd.stop_targets(lab.nodes, lab.ssh)}, group=True)
+    memcg.release(lab.nodes)
     stray = teardown.remove(lab.home, NETWORK, purge)
     left = leftovers(home)
     if stray:

@@ -27,6 +27,9 @@ from .lab_home import LabHome
 CLUSTER_NAME = "lab-swift"
 NETWORK = netns.SWIFT_NETWORK
 NODE_COUNT = 4
+# each node's memory cgroup limit (lab/memcg.py): its 12 servers and daemons use
+# 680-730 MiB (RSS 58-69 MiB each, measured idle): 2x headroom; its sshd stays outside
+NODE_MEMORY_MIB = 1536
 PROXY_ADDRESS = "127.0.0.1"
 PROXY_PORT = 8280
 MEMCACHE_PORT = 6250

@@ -21,6 +21,7 @@ from clusters.exceptions import ClusterError
 from clusters.inventory import Cluster, Disk, Node
 from clusters.io_throttle import LIMITS, throttle_of
 from clusters.link_faults import link_fault
+from clusters.memory_hog import check as check_memory_hog
 from clusters.power import controller_of
 from clusters.swift_scale import scale_device
 
@@ -30,7 +31,8 @@ GUARD_NOTE = ("Before injecting, the guard checks what the fault takes down agai
 # restore actions: described as the way back, not as faults
 RESTORES = {"start_osd", "start_daemon", "restore_disk", "power_on_node", "power_on_zone",
             "heal_partition", "remove_fill", "start_server", "resume_osd", "resume_server",
-            "restore_corruption", "restore_link", "unthrottle_disk", "stop_cpu_hog"}
+            "restore_corruption", "restore_link", "unthrottle_disk", "stop_cpu_hog",
+            "stop_memory_hog"}
 
 # actions that watch a fault rather than inject one: neither a fault nor its way back
 WATCHES = {"detect_and_repair"}
@@ -97,7 +99,7 @@ def _restore_of(func: str, arguments: dict[str, Any], restores: list[dict]) -> s
              "corrupt_replica": "restore_corruption",
              "hang_server": "resume_server", "degrade_link": "restore_link",
              "throttle_disk": "unthrottle_disk", "hog_cpu": "stop_cpu_hog",
-             "add_device": "remove_device"}
+             "add_device": "remove_device", "exhaust_memory": "stop_memory_hog"}
     for activity in restores:
         if _func(activity) == pairs.get(func):
             provider = activity["provider"]
@@ -190,6 +192,13 @@ def _describe(func: str, a: dict[str, Any], cluster: Cluster
         hog = cpu_hog(node.name, **{k: a[k] for k in ("workers", "load_percent",
                                                       "ceiling_cores", "timeout_s") if k in a})
         return f"starves a node of CPU: {hog.says()} (its daemons keep running)", [], set(), set()
+    if func == "exhaust_memory":
+        node = cluster.node(str(a.get("node", "node1")))
+        check_memory_hog(**{k: a[k] for k in ("size_mib", "timeout_s", "wait_s") if k in a})
+        size = f"{a['size_mib']} MiB" if a.get("size_mib") else "all but 64 MiB"
+        return (f"runs {node.name} out of memory: {size} of it that it cannot give back, for "
+                f"at most {a.get('timeout_s', 120)} s, until the kernel's OOM killer takes "
+                "its biggest daemons", [node.name], set(), set())
     if func == "throttle_disk":
         throttle = throttle_of(cluster, a.get("daemon", "osd.1"), **{k: a.get(k) for k in LIMITS})
         service = cluster.service(throttle.daemon)

@@ -37,6 +37,12 @@ CPU_HOG_NOTE = (
     "enough (Ceph: slow ops or heartbeats). On the lab every node shares the same CPUs, so a "
     "hog on one node slows them all.")
 
+MEMORY_NOTE = (
+    "A node out of memory: the kernel's OOM killer kills the node's biggest processes until "
+    "the rest fits (SIGKILL, no warning), so what dies depends on what was biggest then; "
+    "the memory hog itself is a tmpfs file no process holds, so it is never picked. What it "
+    "took stays down until the restore starts it (the lab's daemons have no supervisor).")
+
 # what each system does about a fault class, beyond the general note (matched on the
 # fault activity's name, as the experiments under experiments/ name them)
 FAULT_NOTES = {
@@ -85,8 +91,15 @@ FAULT_NOTES = {
         "lost), so the scale figures are the data movement and the clients' disruption. The "
         "servers read a pushed ring within 15 s; until replication has moved a partition to "
         "its new primary, reads that land there miss and the proxy tries the next copy."),
+    ("ceph", "add-osd"): (
+        "Adding an OSD is no fault: Ceph reports nothing down. CRUSH maps a share of the PGs "
+        "onto it and backfill copies their data there while the old copies serve the clients "
+        "(PGs remapped, objects misplaced, none degraded), so the scale figures are the data "
+        "movement and the clients' disruption."),
     ("ceph", "hog-cpu"): CPU_HOG_NOTE,
     ("swift", "hog-cpu"): CPU_HOG_NOTE,
+    ("ceph", "exhaust-memory"): MEMORY_NOTE,
+    ("swift", "exhaust-memory"): MEMORY_NOTE,
     ("ceph", "lossy-link"): LOSSY_LINK_NOTE,
     ("swift", "lossy-link"): LOSSY_LINK_NOTE,
 }
@@ -127,6 +140,8 @@ def fault_detail(run: Run) -> list[str]:
             lines.append(slow_but_up(f"{output.get('node')}'s daemons", run.figures or {},
                                      "hog"))
         lines += swift_scale_lines(event.kind, output)
+        lines += ceph_scale_lines(event.kind, output)
+        lines += memory_lines(event.kind, output)
         if event.kind == "activity" and "held_back" in output:
             lines.append(f"the ceiling held the hog back in {output['held_back']} of "
                          f"{output.get('periods')} periods ({output.get('held_back_s')} s)")
@@ -159,6 +174,39 @@ def swift_scale_lines(kind: str, output: dict[str, Any]) -> list[str]:
                 f"after its weight-0 push, removed from the {', '.join(output['removed_from'])} "
                 f"ring(s); on the node: {', '.join(output.get('deleted') or []) or 'nothing'} "
                 "removed"]
+    return []
+
+
+def ceph_scale_lines(kind: str, output: dict[str, Any]) -> list[str]:
+    """What Ceph's scale actions said (actions.ceph_scale.add_osd, remove_osd)."""
+    if kind == "fault_injected" and output.get("up_and_in_after_s") is not None:
+        return [f"scale out: {output.get('osd')} on a new {output.get('size_gib'):g} GiB disk "
+                f"of {output.get('node')} ({output.get('zone')}), up and in "
+                f"{output['up_and_in_after_s']} s after it was started"]
+    if kind == "activity" and isinstance(output.get("removed"), list):
+        return [f"scale in: {r.get('osd')} drained in {r.get('drained_after_s')} s (out until "
+                "it held no PG and nothing was misplaced or degraded), "
+                + ("purged" if r.get("purged") else "not in the osdmap any more")
+                + f"; on {r.get('node')}: {', '.join(r.get('on_node') or []) or 'nothing left'}"
+                for r in output["removed"]]
+    return []
+
+
+def memory_lines(kind: str, output: dict[str, Any]) -> list[str]:
+    """What a memory hog did: the node's memory, when the OOM killer acted and whom it took
+    (at the injection), and what the restore found dead and started again."""
+    if kind == "fault_injected" and output.get("memory_hog"):
+        at = ", ".join(f"+{s:g} s" for s in output.get("oom_kill_at_s") or [])
+        return [f"memory hog: {output['memory_hog']} (the node has "
+                f"{output.get('node_memory_mib')} MiB, {output.get('used_before_mib')} MiB "
+                f"in use before)",
+                f"OOM killer: {output.get('oom_kills', 0)} kill(s) in {output.get('node')}"
+                + (f" at {at} after the hog started" if at else " (it did not act)")
+                + f"; it took: {', '.join(output.get('oom_killed') or []) or 'no daemon'}"]
+    if kind == "activity" and "started_by_restore" in output and "oom_killed" in output:
+        return [f"restore: the hog ended; down at the restore: "
+                f"{', '.join(output['oom_killed']) or 'none'}; started again: "
+                f"{', '.join(output['started_by_restore']) or 'none'}"]
     return []
 
 
