@@ -14,7 +14,7 @@ from chaoslib.discovery.discover import (
 )
 
 ACTION_MODULES = ("actions.ceph", "actions.swift", "actions.disk", "actions.power",
-                  "actions.network", "actions.fill")
+                  "actions.network", "actions.fill", "actions.ceph_scale")
 PROBE_MODULES = ("probes.ceph", "probes.swift")
 
 

@@ -242,8 +242,10 @@ class RunControl:
             since = f"+{time.time() - self.fault_ts:.0f}s after fault" if self.fault_ts \
                 else f"{time.time() - self.load.started_at:.0f}s into load"
             logger.info(
-                f"[run {self.run_id} {since}] load {self.last_second.get('ops', 0):.0f} ops/s, "
-                f"{self.last_second.get('errors', 0):.0f} errors | "
+                f"[run {self.run_id} {since}] "
+                + ("load ended" if self.load_ended_early else
+                   f"load {self.last_second.get('ops', 0):.0f} ops/s, "
+                   f"{self.last_second.get('errors', 0):.0f} errors") + " | "
                 f"{state.get('summary') or state.get('error') or 'no cluster sample yet'}")
 
     def wait_baseline(self) -> None:

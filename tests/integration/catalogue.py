@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import signal
+import subprocess
+import sys
 import time
 import uuid
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 
 import rados
 
@@ -14,7 +19,10 @@ from clusters.ceph_admin import CephAdmin
 from clusters.credentials import swift_credentials
 from clusters.http import request as _http
 from clusters.inventory import Cluster
+from clusters.paths import default_inventory
 from clusters.swift_admin import SwiftAdmin
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def content(name: str) -> bytes:
@@ -102,3 +110,19 @@ def ceph_osds_up(cluster: Cluster) -> int:
 def swift_fault_seen(cluster: Cluster) -> bool:
     with SwiftAdmin(cluster) as admin:
         return admin.state(dispersion=False).fault_seen
+
+
+def killed_after(statement: str, home: Path) -> None:
+    """Run a Python statement (a fault action) in a process of its own, as a run would, with
+    its fault ledger file under `home`; SIGKILL it once the statement has returned. What the
+    action injected stays, with its ledger entry: what `faultline heal` must undo."""
+    env = {**os.environ, "FAULTLINE_HOME": str(home),
+           "FAULTLINE_INVENTORY": str(default_inventory())}
+    run = subprocess.Popen(
+        [sys.executable, "-c", f"import time; {statement}; print('in', flush=True); "
+         "time.sleep(120)"], env=env, stdout=subprocess.PIPE, text=True, cwd=REPO)
+    try:
+        assert run.stdout.readline().strip() == "in"
+    finally:
+        os.kill(run.pid, signal.SIGKILL)
+        run.wait()

@@ -5,17 +5,16 @@ from __future__ import annotations
 
 import ipaddress
 import os
-import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 from catalogue import (
     CephObjects,
     SwiftObjects,
     ceph_osds_up,
+    killed_after,
     swift_fault_seen,
     wait_for,
 )
@@ -205,18 +204,9 @@ def test_a_lossy_link_loses_packets_until_restored_and_heal_removes_it_after_a_k
         assert objects.lost() == []
 
         # a run killed (SIGKILL) with its link lossy: `faultline heal` removes it
-        env = {**os.environ, "FAULTLINE_HOME": str(tmp_path),
-               "FAULTLINE_INVENTORY": str(default_inventory())}
-        run = subprocess.Popen(
-            [sys.executable, "-c", "import sys, time; from actions import network; "
-             "network.degrade_link(zones=['zone1', 'zone2'], loss_percent=30, cap_mbit=1, "
-             f"configuration={config!r}); print('in', flush=True); time.sleep(120)"],
-            env=env, stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parents[2])
-        try:
-            assert run.stdout.readline().strip() == "in"
-        finally:
-            os.kill(run.pid, signal.SIGKILL)
-            run.wait()
+        killed_after("from actions import network; network.degrade_link(zones=['zone1', "
+                     f"'zone2'], loss_percent=30, cap_mbit=1, configuration={config!r})",
+                     tmp_path)
         assert set(_nothing_left(cluster)) == {n.name for n in cluster.nodes
                                                if n.zone in ("zone1", "zone2")}
         healed = invoke("heal", "--cluster", cluster.name, "--inventory",
