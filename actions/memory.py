@@ -35,6 +35,18 @@ def check_arguments(func: str, arguments: dict, cluster: Cluster) -> None:
         raise ActivityFailed(str(exc)) from None
 
 
+def check_live(func: str, arguments: dict, cluster: Cluster) -> None:
+    """As a run starts, asking the node (read-only): the hog fits its memory."""
+    if func != "exhaust_memory":
+        return
+    try:
+        node = cluster.node(str(arguments.get("node", "node1")))
+        memory_hog.memory_hog(node, _memory(node)[0], **{
+            k: arguments[k] for k in ("size_mib", "timeout_s") if k in arguments})
+    except ClusterError as exc:
+        raise ActivityFailed(str(exc)) from None
+
+
 def _daemons(cluster: Cluster, node: Node) -> dict[str, int]:
     """{daemon: PID} of the node's running daemons: pid files read in one SSH command,
     systemd units one by one."""

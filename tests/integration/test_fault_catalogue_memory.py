@@ -77,6 +77,7 @@ def test_ceph_a_node_out_of_memory_loses_its_osd_and_heal_brings_it_back(
                                    configuration={"faultline_cluster": ceph_cluster.name})
 
 
+@pytest.mark.full  # 72 s (the Ceph case: 30 s); both together exceed make test's share
 def test_swift_a_node_out_of_memory_loses_servers_and_heal_brings_them_back(
         swift_cluster, file_ledger, invoke):
     _exhaust_then_heal(swift_cluster, "node3", invoke)
