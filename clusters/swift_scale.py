@@ -192,14 +192,20 @@ def parse_partitions(text: str) -> dict[str, int]:
     return counts
 
 
-def push_command(ring_dir: str, ring_type: str, content: bytes) -> str:
-    """Shell on the node: write the ring whole, rename it over the old one (servers never
-    read half a ring), print its SHA-256 as it landed."""
+PUSH_CHUNK = 48 * 1024  # bytes per command: Linux takes at most 128 KiB in one argument
+
+
+def push_commands(ring_dir: str, ring_type: str, content: bytes) -> list[str]:
+    """Shell on the node, in order: write the ring beside the old one in pieces (a command
+    line holds only so much), rename it over the old one (servers never read half a ring),
+    print its SHA-256 as it landed."""
     target = shlex.quote(os.path.join(ring_dir, f"{ring_type}.ring.gz"))
     partial = shlex.quote(os.path.join(ring_dir, f".{ring_type}.ring.gz.faultline-push"))
-    data = base64.b64encode(content).decode()
-    return (f"printf %s {data} | base64 -d > {partial} && mv -f {partial} {target} && "
-            f"sha256sum {target} | cut -d' ' -f1")
+    pieces = [content[i:i + PUSH_CHUNK] for i in range(0, len(content), PUSH_CHUNK)] or [b""]
+    encoded = [base64.b64encode(piece).decode() or "''" for piece in pieces]
+    commands = [f"printf %s {text} | base64 -d {'>' if i == 0 else '>>'} {partial}"
+                for i, text in enumerate(encoded)]
+    return commands + [f"mv -f {partial} {target} && sha256sum {target} | cut -d' ' -f1"]
 
 
 def digest(content: bytes) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 
 from .exceptions import AdminCommandFailed, ClusterError, InvalidScale
 from .inventory import Cluster
-from .ssh import run_on_node
+from .ssh import NodeShell, run_on_node
 from .swift_admin import DEFAULT_PORTS, SwiftAdmin, SwiftState, poll_pause
 from .swift_ring_edit import SCALE_META, edit_rings
 from .swift_scale import (
@@ -24,7 +24,7 @@ from .swift_scale import (
     parse_partitions,
     partitions_command,
     present_command,
-    push_command,
+    push_commands,
 )
 
 
@@ -74,8 +74,9 @@ def push_rings(cluster: Cluster, rings: tuple[str, ...]) -> dict[str, Any]:
         with SwiftAdmin(cluster) as admin:
             nodes = admin.storage_nodes()
         for node in nodes:
-            landed = run_on_node(node, push_command(ring_dir, ring, content),
-                                 timeout=60).stdout.strip()
+            with NodeShell(node) as shell:
+                for command in push_commands(ring_dir, ring, content):
+                    landed = shell.run(command, timeout=60).stdout.strip()
             if landed != digest(content):
                 raise AdminCommandFailed(f"the {ring} ring pushed to {node.name} reads back "
                                          f"as {landed[:12] or 'nothing'}, not "

@@ -11,12 +11,13 @@ import pytest
 from clusters.exceptions import InvalidScale
 from clusters.inventory import parse_inventory
 from clusters.swift_scale import (
+    PUSH_CHUNK,
     delete_command,
     device_name,
     digest,
     parse_partitions,
     partitions_command,
-    push_command,
+    push_commands,
     scale_device,
     zone_number,
 )
@@ -103,10 +104,12 @@ def test_device_name_defaults_to_scale_and_the_node():
     assert device_name("node1", "scale-fast_2") == "scale-fast_2"
 
 
-def test_a_pushed_ring_lands_whole_and_reports_its_digest(tmp_path):
+@pytest.mark.parametrize("size", [0, 363, PUSH_CHUNK, 3 * PUSH_CHUNK + 7])
+def test_a_pushed_ring_lands_whole_and_reports_its_digest(tmp_path, size):
     (tmp_path / "object.ring.gz").write_bytes(b"old ring")
-    content = bytes(range(256)) * 40
-    landed = _sh(push_command(str(tmp_path), "object", content)).strip()
+    content = bytes(range(256)) * (size // 256) + bytes(size % 256)
+    for command in push_commands(str(tmp_path), "object", content):
+        landed = _sh(command).strip()
     assert landed == digest(content)
     assert (tmp_path / "object.ring.gz").read_bytes() == content
     assert sorted(p.name for p in tmp_path.iterdir()) == ["object.ring.gz"]
