@@ -92,10 +92,12 @@ FAULT_NOTES = {
         "servers read a pushed ring within 15 s; until replication has moved a partition to "
         "its new primary, reads that land there miss and the proxy tries the next copy."),
     ("ceph", "add-osd"): (
-        "Adding an OSD is no fault: Ceph reports nothing down. CRUSH maps a share of the PGs "
-        "onto it and backfill copies their data there while the old copies serve the clients "
-        "(PGs remapped, objects misplaced, none degraded), so the scale figures are the data "
-        "movement and the clients' disruption."),
+        "Adding an OSD is no fault: Ceph reports nothing down, so there is no detection and "
+        "no redundancy figure; the scale figures are the data movement and the clients' "
+        "disruption. CRUSH maps a share of the PGs onto it and their data is copied there; "
+        "Ceph counts the PGs it recovers rather than backfills as undersized and their "
+        "objects as degraded until the new copy is in, and 'data at risk' counts those "
+        "seconds (the drain of the removal does the same, for fewer PGs)."),
     ("ceph", "hog-cpu"): CPU_HOG_NOTE,
     ("swift", "hog-cpu"): CPU_HOG_NOTE,
     ("ceph", "exhaust-memory"): MEMORY_NOTE,
