@@ -32,7 +32,7 @@ from clusters import inventory
 from clusters.ceph_admin import CephAdmin
 from clusters.paths import default_inventory
 
-from . import ceph_rgw, ceph_setup, disks, netns, procs, script, sshd, teardown, zones
+from . import ceph_rgw, ceph_setup, disks, memcg, netns, procs, script, sshd, teardown, zones
 from .ceph_layout import (
     CLUSTER_NAME,
     HEALTH_TIMEOUT,
@@ -40,6 +40,7 @@ from .ceph_layout import (
     MON_ADDRESS,
     MON_ID,
     NETWORK,
+    NODE_MEMORY_MIB,
     OSD_COUNT,
     POOL,
     PROMETHEUS_URL,
@@ -76,7 +77,7 @@ def _start_osd(lab: CephLab, osd: int) -> int:
         return pid
     _fresh_mount(lab, osd)
     node = lab.node_of(osd)
-    argv = [*sshd.ssh_argv(node, lab.ssh), lab.start_command(daemon)]
+    argv = [*sshd.ssh_argv(node, lab.ssh), memcg.born_in(node, lab.start_command(daemon))]
     return procs.start_daemon(argv, lab.pid_file(daemon), lab.log_dir / f"{daemon}.launch.log",
                               program="ceph-osd", timeout=120)
 
@@ -87,6 +88,11 @@ def _fresh_mount(lab: CephLab, osd: int) -> None:
     disks.unmount(mount_point)
     disks.detach_loops(lab.image(osd))  # else mount -o loop may reuse a stale device
     disks.mount_image(lab.image(osd), mount_point)
+
+
+def _outside(lab: CephLab, osd: int) -> bool:
+    pid = procs.alive_pid(lab.pid_file(f"osd.{osd}"), "ceph-osd")
+    return pid is not None and memcg.outside(lab.node_of(osd), pid)
 
 
 def _mkfs_osd(lab: CephLab, osd: int, osd_uuid: str) -> None:
@@ -116,7 +122,8 @@ def inventory_spec(lab: CephLab) -> dict[str, Any]:
     nodes = lab.nodes
     services: list[dict[str, Any]] = [
         {"name": f"osd.{osd}", "kind": "osd", "node": lab.node_of(osd).name,
-         "pid_file": str(lab.pid_file(f"osd.{osd}")), "start": lab.start_command(f"osd.{osd}")}
+         "pid_file": str(lab.pid_file(f"osd.{osd}")),
+         "start": memcg.born_in(lab.node_of(osd), lab.start_command(f"osd.{osd}"))}
         for osd in range(OSD_COUNT)]
     # no node: they run on this machine, in the root namespace
     for daemon in (f"mon.{MON_ID}", f"mgr.{MGR_ID}", RGW_DAEMON):
@@ -212,6 +219,11 @@ def up(home: Path | None = None, timeout: float = HEALTH_TIMEOUT) -> dict[str, A
     sshd.prepare(lab.nodes, lab.ssh)
     with ThreadPoolExecutor(max_workers=OSD_COUNT) as pool:
         list(pool.map(lambda node: sshd.start(node, lab.ssh), lab.nodes))
+    for node in lab.nodes:
+        memcg.confine(node, NODE_MEMORY_MIB)
+    # an OSD started before its node had a memory cgroup: restarted below, born inside
+    procs.stop_many({lab.pid_file(f"osd.{osd}"): "ceph-osd" for osd in range(OSD_COUNT)
+                     if _outside(lab, osd)})
 
     if mode == "cold":
         log.info("initialising a new Ceph lab in %s", lab.home)
@@ -264,7 +276,8 @@ def leftovers(home: Path | None = None) -> dict[str, list]:
     lab = lab_at(home)
     pid_files = [lab.pid_file(d) for d in _ceph_daemons()] + [
         lab.ssh.pid_file(n) for n in lab.nodes]
-    return teardown.leftovers(lab.home, NETWORK, pid_files)
+    return {**teardown.leftovers(lab.home, NETWORK, pid_files),
+            "memory_cgroups": memcg.leftovers(lab.nodes)}
 
 
 def down(home: Path | None = None, purge: bool = False) -> dict[str, Any]:
@@ -282,6 +295,7 @@ def down(home: Path | None = None, purge: bool = False) -> dict[str, Any]:
     stopped |= procs.stop_many({**_stop_targets(lab, osds),
                                 **sshd.stop_targets(lab.nodes, lab.ssh)})
     stopped |= procs.stop_many(_stop_targets(lab, [f"mon.{MON_ID}", f"mgr.{MGR_ID}"]))
+    memcg.release(lab.nodes)
     stray = teardown.remove(lab.home, NETWORK, purge)
     left = leftovers(home)
     if stray:
