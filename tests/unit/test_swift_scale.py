@@ -5,11 +5,13 @@ run for real on local directories."""
 from __future__ import annotations
 
 import subprocess
+import sys
 
 import pytest
 
 from clusters.exceptions import InvalidScale
 from clusters.inventory import parse_inventory
+from clusters.swift_ring_edit import SCALE_META, edit_rings
 from clusters.swift_scale import (
     PUSH_CHUNK,
     delete_command,
@@ -21,6 +23,7 @@ from clusters.swift_scale import (
     scale_device,
     zone_number,
 )
+from clusters.swift_scaling import check_ours
 
 HOME = "/var/lib/faultline/lab/swift"
 
@@ -151,3 +154,54 @@ def test_the_report_says_what_scale_out_and_in_did():
         "scale in: scale-node1 drained in 29.6 s after its weight-0 push, removed from the "
         "object ring(s); on the node: mounted, image removed"]
     assert swift_scale_lines("activity", {"drained_s": None, "removed_from": []}) == []
+
+
+def _builders(directory) -> None:
+    """Object and container builders of four devices in three zones, as the lab's."""
+    script = (
+        "import sys\nfrom swift.common.ring import RingBuilder\n"
+        "for ring in ('object', 'container'):\n"
+        "    b = RingBuilder(6, 3, 1)\n"
+        "    for i, zone in enumerate((1, 1, 2, 3), 1):\n"
+        "        b.add_dev({'region': 1, 'zone': zone, 'ip': f'10.78.0.1{i}', 'port': 6200,\n"
+        "                   'device': f'd{i}', 'weight': 100})\n"
+        "    b.rebalance()\n"
+        "    b.save(f'{sys.argv[1]}/{ring}.builder')\n")
+    subprocess.run([sys.executable, "-c", script, str(directory)], check=True)
+
+
+def test_a_ring_edit_adds_drains_and_removes_the_device_in_the_named_rings_only(tmp_path):
+    _builders(tmp_path)
+    change = {"rings": ["object"], "ip": "10.78.0.11", "device": "scale-node1", "zone": 1,
+              "ports": {"object": 6200}}
+
+    added = edit_rings(str(tmp_path), {**change, "op": "add", "weight": 100.0})
+    # a ring built just now: moved at once (min_part_hours passed over, by design)
+    assert added["object"]["present"] and added["object"]["parts"] > 0
+    assert added["object"]["meta"] == SCALE_META
+    assert (tmp_path / "object.ring.gz.staged").exists()
+    assert not (tmp_path / "container.ring.gz.staged").exists()
+    shown = edit_rings(str(tmp_path), {**change, "op": "show", "rings": ["container"]})
+    assert not shown["container"]["present"]
+
+    drained = edit_rings(str(tmp_path), {**change, "op": "weight", "weight": 0.0})
+    assert drained["object"]["parts"] == 0 and drained["object"]["present"]
+    removed = edit_rings(str(tmp_path), {**change, "op": "remove"})
+    assert not removed["object"]["present"]
+
+
+def test_a_ring_edit_without_its_builder_is_one_message(tmp_path):
+    with pytest.raises(InvalidScale) as refused:
+        edit_rings(str(tmp_path), {"op": "show", "rings": ["object", "account"],
+                                   "ip": "10.78.0.11", "device": "scale-node1"})
+    assert str(refused.value) == (f"no object.builder, account.builder in {tmp_path} (scale "
+                                  "needs the ring builders)")
+
+
+def test_scale_removes_no_device_it_did_not_add():
+    dev = scale_device(_cluster(), "node1", zone=1)
+    check_ours(dev, {"object": {"present": True, "meta": SCALE_META},
+                     "container": {"present": False, "meta": None}})
+    with pytest.raises(InvalidScale, match="scale-node1 on node1 is in the object ring but "
+                                           "was not added by scale: refusing to remove it"):
+        check_ours(dev, {"object": {"present": True, "meta": ""}})
