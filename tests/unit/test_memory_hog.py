@@ -145,6 +145,7 @@ def test_the_report_says_whom_the_oom_killer_took_when_and_what_the_restore_star
         "OOM killer: 1 kill(s) in node2 at +0.5 s after the hog started; it took: osd.1"]
     assert memory_lines("activity", restored) == [
         "restore: the hog ended; down at the restore: osd.1; started again: osd.1"]
+    assert memory_lines("activity", {"oom_killed": [], "started_by_restore": []}) == []
     assert memory_lines("activity", {"held_back": 3}) == []
 
 
