@@ -206,9 +206,10 @@ def memory_lines(kind: str, output: dict[str, Any]) -> list[str]:
                 + (f" at {at} after the hog started" if at else " (it did not act)")
                 + f"; it took: {', '.join(output.get('oom_killed') or []) or 'no daemon'}"]
     # a restore that found nothing down (the rollback after the method's) says nothing
-    if kind == "activity" and (output.get("started_by_restore") or output.get("oom_killed")):
+    if kind == "activity" and "started_by_restore" in output and (
+            output["started_by_restore"] or output.get("oom_killed")):
         return [f"restore: the hog ended; down at the restore: "
-                f"{', '.join(output['oom_killed']) or 'none'}; started again: "
+                f"{', '.join(output.get('oom_killed') or []) or 'none'}; started again: "
                 f"{', '.join(output['started_by_restore']) or 'none'}"]
     return []
 

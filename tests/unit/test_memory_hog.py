@@ -147,6 +147,8 @@ def test_the_report_says_whom_the_oom_killer_took_when_and_what_the_restore_star
         "restore: the hog ended; down at the restore: osd.1; started again: osd.1"]
     assert memory_lines("activity", {"oom_killed": [], "started_by_restore": []}) == []
     assert memory_lines("activity", {"held_back": 3}) == []
+    # the fault action's own activity record is no restore
+    assert memory_lines("activity", {**injected, "daemons_before": {"osd.1": 7}}) == []
 
 
 def test_the_trigger_form_says_the_fault_may_take_the_whole_node():
