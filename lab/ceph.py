@@ -144,6 +144,12 @@ def inventory_spec(lab: CephLab) -> dict[str, Any]:
         "services": services,
         "client": {"conf": str(lab.conf), "keyring": None, "pool": POOL,
                    "prometheus": PROMETHEUS_URL, **ceph_rgw.client_spec(lab)},
+        # where an OSD that actions.ceph_scale adds goes (clusters/ceph_scale.py): beside
+        # the lab's own, so the lab grows by one and shrinks back without a rebuild
+        "scale": {"ceph_osd": {"image": str(lab.home / "disks" / "osd{id}.img"),
+                               "mount": str(lab.home / "osd" / "ceph-{id}"),
+                               "pid_file": str(lab.run_dir / "ceph-osd.{id}.pid"),
+                               "log": str(lab.log_dir / "osd.{id}.stdout")}},
     }
 
 
