@@ -9,6 +9,7 @@ restart a killed server too.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 from chaoslib.exceptions import ActivityFailed
@@ -207,6 +208,12 @@ def add_device(node: str = "node1", device: str = "", size_mib: int = 1024,
         if there:
             raise InvalidScale(f"{dev.device} on {node} is in the {', '.join(there)} ring(s) "
                                "already (remove_device first)")
+        left = swift_scaling.present_on_node(cluster, dev)
+        if left:
+            what = " and ".join({"mounted": "mount", "image": "image"}[w] for w in left)
+            raise InvalidScale(f"{dev.device} on {node} is in no ring, but its {what} "
+                               f"{'are' if len(left) > 1 else 'is'} there already (left by a "
+                               "killed run? faultline heal, or remove_device)")
         verdict = check_blast_radius(cluster, f"add {dev.device} to {node}", allow_unavailable)
         swift_scaling.wait_until_settled(cluster, settle_timeout_s)
     except ClusterError as exc:
@@ -235,7 +242,6 @@ def remove_device(node: str = "node1", device: str = "", image_dir: str = "",
     nowhere is nothing to do. Refuses a device scale did not add. Returns how long the drain
     took and what was removed."""
     cluster = cluster_of(configuration)
-    key = None
     try:
         dev = _scale_device(cluster, {"node": node, "device": device, "image_dir": image_dir})
         key = f"scale:{node}/{dev.device}"
@@ -254,7 +260,7 @@ def _drain_and_remove(cluster: Cluster, dev: swift_scale.ScaleDevice, standing: 
     rings = tuple(ring for ring, seen in standing.items() if seen["present"])
     if not rings:
         return {"drained_s": None, "removed_from": []}
-    dev = swift_scale.ScaleDevice(**{**dev.__dict__, "rings": rings})
+    dev = dataclasses.replace(dev, rings=rings)
     since = time.time() - swift_scale.RING_RELOAD_S  # drained by an earlier, killed run
     if any(standing[ring]["weight"] for ring in rings):
         swift_scaling.wait_until_settled(cluster, timeout_s)

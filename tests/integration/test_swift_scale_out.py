@@ -171,3 +171,22 @@ def test_bad_scale_input_is_one_message_and_changes_nothing(func, arguments, mes
     assert {p.name: p.read_bytes() for p in rings.glob("*.builder")} == before
     assert not list(rings.glob("*.staged"))
     assert fault_ledger.backend().outstanding(swift_cluster.name) == []
+
+
+def test_a_leftover_scale_image_is_refused_and_left_alone(swift_cluster, file_ledger):
+    disk = next(d for d in swift_cluster.disks_on("node1") if d.swift_device)
+    image = Path(disk.device).parent / "scale-node1.img"  # as a killed run may leave it
+    rings = Path(swift_cluster.client["swift_dir"])
+    before = {p.name: p.read_bytes() for p in rings.glob("*.builder")}
+    image.write_bytes(b"")
+    try:
+        with pytest.raises(ActivityFailed) as failed:
+            swift_actions.add_device(node="node1", configuration=_config(swift_cluster))
+        assert str(failed.value) == (
+            "add_device: scale-node1 on node1 is in no ring, but its image is there already "
+            "(left by a killed run? faultline heal, or remove_device)")
+        assert image.exists()
+        assert {p.name: p.read_bytes() for p in rings.glob("*.builder")} == before
+        assert fault_ledger.backend().outstanding(swift_cluster.name) == []
+    finally:
+        image.unlink()
