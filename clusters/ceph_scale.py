@@ -30,6 +30,7 @@ import yaml
 
 from .exceptions import InvalidScale
 from .inventory import Cluster, write_cluster
+from .memory_hog import node_cgroup
 
 MIN_SIZE_GIB, MAX_SIZE_GIB = 1, 1024
 IMAGE_MARGIN = 1024**3  # XFS's own space beside BlueStore's block file
@@ -52,6 +53,8 @@ class NewOsd:
     mount: str
     pid_file: str
     log: str
+    # a lab node's memory cgroup (clusters/memory_hog.py), where its daemons are born
+    memory_cgroup: str | None = None
 
     @property
     def name(self) -> str:
@@ -116,7 +119,7 @@ def new_osd(cluster: Cluster, templates: dict[str, str], osd_id: int, uuid: str,
     target = cluster.node(node)
     return NewOsd(osd_id=osd_id, uuid=uuid, node=node, zone=target.zone,
                   address=target.address, size_gib=size_gib, conf=cluster.client["conf"],
-                  **paths)
+                  memory_cgroup=node_cgroup(target), **paths)
 
 
 def _options(osd: NewOsd) -> str:
@@ -165,10 +168,16 @@ def mkfs_command(osd: NewOsd) -> str:
 
 
 def start_command(osd: NewOsd) -> str:
-    """How the inventory starts it (lab/ceph_layout.py's shape): it daemonizes itself."""
+    """How the inventory starts it (lab/ceph_layout.py's shape): it daemonizes itself; on a
+    lab node, born in the node's memory cgroup as the node's other daemons are (if the node
+    has one)."""
     inner = (f"ulimit -c 0; exec ceph-osd {_options(osd)} </dev/null "
              f">>{shlex.quote(osd.log)} 2>&1")
-    return f"sh -c {shlex.quote(inner)}"
+    born = ""
+    if osd.memory_cgroup:
+        cgroup = shlex.quote(osd.memory_cgroup)
+        born = f"if [ -d {cgroup} ]; then echo $$ > {cgroup}/cgroup.procs; fi; "
+    return f"{born}sh -c {shlex.quote(inner)}"
 
 
 def remove_command(osd: dict[str, Any], stop_s: int = 30) -> str:

@@ -66,7 +66,11 @@ def test_an_osd_added_by_a_killed_run_takes_pgs_and_heal_drains_and_purges_it(
         assert _place(ceph_cluster, 4) == ("node1", "zone1", True, True)
         # the inventory knows it, started like the others: its pid file names it
         grown = load_cluster(default_inventory(), ceph_cluster.name)
-        assert services.pid_of(grown, grown.service("osd.4")) is not None
+        pid = services.pid_of(grown, grown.service("osd.4"))
+        assert pid is not None
+        # in node1's memory cgroup, as node1's other daemons
+        assert f":memory:/faultline-lab/{grown.node('node1').netns}" in Path(
+            f"/proc/{pid}/cgroup").read_text()
         disk = next(d for d in grown.disks if d.osd == 4)
         assert disks.is_mounted(disk.mount)
         # CRUSH gives it a share of zone1's copies: PGs move onto it, clients carry on
