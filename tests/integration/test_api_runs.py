@@ -162,9 +162,8 @@ BAD_RUNS = [
     ({"experiment": "ceph-kill-osd", "cluster": "lab-ceph", "workload": "f" * 80},
      "field 'workload' must be a JSON object, not \"" + "f" * 56 + "..."),
     ({"experiment": "swift-kill-object-server", "cluster": "lab-ceph"},
-     "kill-object-server: lab-ceph is a ceph cluster, not Swift; start-object-server: "
-     "lab-ceph is a ceph cluster, not Swift; start-object-server: lab-ceph is a ceph "
-     "cluster, not Swift"),  # the method's restore, then the rollback's
+     # one problem of the fault, the method's restore and the rollback's, said once
+     "kill-object-server, start-object-server: lab-ceph is a ceph cluster, not Swift"),
 ]
 
 

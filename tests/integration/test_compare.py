@@ -31,9 +31,11 @@ def three_runs(sessions, made) -> list[int]:
     with sessions() as session:
         runs = [
             make_run(session, figures=figures(baseline_ops=100.0, time_to_detect_s=1.0,
-                                              time_to_full_redundancy_s=42.5, lost_objects=0)),
+                                              time_to_full_redundancy_s=42.5, lost_objects=0,
+                                              cluster_release="pacific")),
             make_run(session, load_api="swift", figures=figures(baseline_ops=99.0,
-                                              time_to_detect_s=1.5, lost_objects=0)),
+                                              time_to_detect_s=1.5, lost_objects=0,
+                                              cluster_release="reef")),
             make_run(session, kind="swift", fault="kill-object-server",
                      figures=figures(baseline_ops=98.0, time_to_detect_s=3.0,
                                      time_to_full_redundancy_after_restore_s=20.0,
@@ -54,6 +56,9 @@ def test_compare_gives_each_run_report_and_the_figures_side_by_side(sessions, th
     assert data["table"]["time_to_full_redundancy_s"][2] == {
         "value": None, "reason": "time_to_full_redundancy_s was not measured in this test"}
     assert SELF_HEALING in data["caveats"] and RGW_PATH in data["caveats"]
+    assert [r["release"] for r in data["runs"]] == ["pacific", "reef", None]
+    assert (f"The ceph runs ran on different releases (run {three_runs[0]}: pacific, run "
+            f"{three_runs[1]}: reef)") in " ".join(data["caveats"])
 
 
 def test_compare_keeps_the_order_given(sessions, three_runs):
@@ -85,7 +90,8 @@ def test_cli_compare_prints_one_column_per_run(database_url, three_runs):
     lines = result.stdout.splitlines()
     assert lines[0].split() == ["run", *map(str, three_runs)]
     assert lines[1].split() == ["cluster", "lab-ceph", "lab-ceph", "lab-swift"]
-    assert lines[3].split() == ["api", "rados", "swift", "swift"]
+    assert lines[3].split() == ["release", "pacific", "reef", "not", "given"]
+    assert lines[4].split() == ["api", "rados", "swift", "swift"]
     assert next(line for line in lines if line.startswith("baseline_ops")).split() == [
         "baseline_ops", "100.0", "ops/s", "99.0", "ops/s", "98.0", "ops/s"]
     assert "Caveats:" in result.stdout
