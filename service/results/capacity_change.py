@@ -5,14 +5,22 @@
 when both calibrations completed, found a knee, and their load generator was not the limit
 at it (a generator-bound knee is a lower bound of the capacity, and two lower bounds say
 nothing about a gain). Otherwise both figures are still shown, and the change is n/a with
-the reason.
+the reason. One run is one pair of calibrations, whose knees also move from run to run: a
+change is said to be beyond the noise only over trials (`capacity_verdict`: each trial's
+change is a pair measured minutes apart, so the changes are judged, not the two groups of
+knees, which also carry the machine's drift between runs: a change counts when the range of
+the changes, or from 5 trials their 95% interval (service.results.spread), excludes 0).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from .spread import Spread, spread
+
 WHICH = ("before", "after")
+ONE_TRIAL = ("one trial: whether this is beyond the run-to-run noise of the calibrations "
+             "needs `faultline run --trials 3` (or more) of the experiment")
 
 
 def calibration_figures(row: Any | None, error: str | None = None) -> dict[str, Any]:
@@ -84,10 +92,62 @@ def capacity_lines(data: dict[str, Any] | None) -> list[str]:
     if not data:
         return []
     before, after = data.get("before"), data.get("after")
-    gain = (f"({data['change'] * 100:+.1f}%)" if data.get("change") is not None
+    gain = (f"({data['change'] * 100:+.1f}%; {ONE_TRIAL})" if data.get("change") is not None
             else f"(change n/a: {data.get('reason')})")
     return [f"capacity {_ops(before)} -> {_ops(after)} ops/s {gain}",
             _one("before", before), _one("after", after)]
+
+
+def capacity_verdict(capacities: list[dict[str, Any] | None]) -> dict[str, Any] | None:
+    """Over the trials of one scale experiment (each run's `capacity` figures): the
+    capacities before and after, the spread of the changes, and whether the change is beyond
+    the noise ("different": the changes' interval excludes 0, "within noise", None under 2
+    valid trials). Only trials whose change was measured count; None if no run measured a
+    capacity."""
+    if not any(capacities):
+        return None
+    valid = [c for c in capacities if c and c.get("change") is not None]
+    before = spread([c["before"]["capacity_ops"] for c in valid])
+    after = spread([c["after"]["capacity_ops"] for c in valid])
+    changes = spread([c["change"] for c in valid])
+    said = None
+    if changes is not None and changes.n >= 2:
+        low, high = changes.interval()
+        said = "different" if low > 0 or high < 0 else "within noise"
+    return {"trials": len(valid), "left_out": len(capacities) - len(valid),
+            "before": before.as_dict() if before else None,
+            "after": after.as_dict() if after else None,
+            "change": changes.as_dict() if changes else None, "verdict": said,
+            "text": _verdict_text(len(valid), before, after, changes, said)}
+
+
+def _verdict_text(n: int, before: Spread | None, after: Spread | None,
+                  changes: Spread | None, said: str | None) -> str:
+    if before is None or after is None or changes is None:
+        return "capacity change n/a: no trial measured both calibrations validly"
+
+    def ops(s: Spread) -> str:
+        return f"{s.median:g} ops/s" if s.n == 1 else \
+            f"{s.median:g} ops/s [{s.low:g} to {s.high:g}]"
+    text = (f"capacity before {ops(before)}, after {ops(after)}, change "
+            f"{_percent(changes)} over {n} trial{'s' if n != 1 else ''}: ")
+    if said == "different":
+        return text + "a change beyond the noise (every trial's change on one side of 0)" \
+            if changes.ci_low is None else text + "a change beyond the noise (its 95% " \
+            "interval excludes 0)"
+    if said == "within noise":
+        return text + "within the noise (the changes lie on both sides of 0): not a " \
+            "measured change"
+    return text + "no verdict from a single trial"
+
+
+def _percent(s: Spread) -> str:
+    text = f"{s.median * 100:+.1f}%"
+    if s.n > 1:
+        text += f" [{s.low * 100:+.1f}% to {s.high * 100:+.1f}%]"
+    if s.ci_low is not None:
+        text += f" (95% {s.ci_low * 100:+.1f}% to {s.ci_high * 100:+.1f}%)"
+    return text
 
 
 def movement_done_s(states: list[tuple[float, dict[str, Any]]], since: float,

@@ -292,6 +292,9 @@ def _trials_lines(trials: dict[str, Any] | None, width: int) -> list[str]:
         if len(g["run_ids"]) > 1:
             lines += [f"    {key}: {describe(key, s, format_value)}"
                       for key, s in g["figures"].items() if s is not None]
+        if g.get("capacity"):
+            lines.append(textwrap.fill(g["capacity"]["text"], width, initial_indent="    ",
+                                       subsequent_indent="      "))
     if trials["differences"]:
         lines.append("Between the groups:")
     for d in trials["differences"]:

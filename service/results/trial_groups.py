@@ -12,6 +12,7 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Any
 
+from .capacity_change import capacity_verdict
 from .report import FIGURE_KEYS, kept_out
 from .spread import Spread, spread, verdict
 
@@ -43,6 +44,9 @@ def trial_groups(entries: list[dict[str, Any]], cells: dict[str, list[dict[str, 
             "run_ids": [entries[i]["run_id"] for i in members],
             "left_out": [entries[i]["run_id"] for i in members if kept_out(entries[i])],
             "figures": {k: s.as_dict() if s else None for k, s in figures.items()},
+            # a scale experiment's capacity before and after, judged over the group's trials
+            "capacity": capacity_verdict([entries[i].get("capacity") for i in members
+                                          if not kept_out(entries[i])]),
         })
     differences = []
     for a, b in combinations(range(len(groups)), 2):

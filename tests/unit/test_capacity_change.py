@@ -8,8 +8,10 @@ from types import SimpleNamespace
 import pytest
 
 from service.results.capacity_change import (
+    ONE_TRIAL,
     calibration_figures,
     capacity_lines,
+    capacity_verdict,
     change,
     movement_done_s,
 )
@@ -29,7 +31,7 @@ def test_two_valid_calibrations_give_the_measured_change():
     data = change(calibration_figures(row(1, 400.0)), calibration_figures(row(2, 500.0)))
     assert data["change"] == 0.25 and data["reason"] is None
     assert capacity_lines(data) == [
-        "capacity 400 -> 500 ops/s (+25.0%)",
+        f"capacity 400 -> 500 ops/s (+25.0%; {ONE_TRIAL})",
         "before: calibration 1, 400 ops/s, knee at 8 in flight (valid)",
         "after: calibration 2, 500 ops/s, knee at 8 in flight (valid)"]
 
@@ -84,3 +86,35 @@ def test_the_capacity_argument_names_an_activity_of_the_method():
         plan({"after": "add-osd", "stage_s": 1}, experiment)
     with pytest.raises(InvalidCalibration, match="expected an object with 'after'"):
         plan("50%", experiment)
+
+
+def _trial(before: float, after: float, bound: bool = False) -> dict:
+    return change(calibration_figures(row(1, before)), calibration_figures(row(2, after, bound)))
+
+
+def test_over_trials_a_capacity_change_counts_only_when_every_change_is_on_one_side():
+    # the lab's Ceph runs: the knees moved 939 to 1,721 ops/s between runs, yet each pair,
+    # minutes apart, fell: the changes are judged, not the knees
+    fell = capacity_verdict([_trial(1150, 1052), _trial(939, 850), _trial(1153, 1053)])
+    mixed = capacity_verdict([_trial(129.2, 77.6), _trial(128.8, 207.6), _trial(130, 131)])
+
+    assert fell["verdict"] == "different" and fell["trials"] == 3
+    assert fell["text"] == (
+        "capacity before 1150 ops/s [939 to 1153], after 1052 ops/s [850 to 1053], change "
+        "-8.7% [-9.5% to -8.5%] over 3 trials: a change beyond the noise (every trial's "
+        "change on one side of 0)")
+    assert mixed["verdict"] == "within noise"
+    assert mixed["text"].endswith("within the noise (the changes lie on both sides of 0): "
+                                  "not a measured change")
+    five = capacity_verdict([_trial(400, 400 + d) for d in (5, 30, 40, 45, 50)])
+    assert five["verdict"] == "different" and "95% interval excludes 0" in five["text"]
+
+
+def test_trials_without_a_measured_change_are_left_out_and_one_trial_gets_no_verdict():
+    data = capacity_verdict([_trial(400, 500), _trial(400, 410, bound=True), None])
+
+    assert (data["trials"], data["left_out"], data["verdict"]) == (1, 2, None)
+    assert data["text"].endswith("over 1 trial: no verdict from a single trial")
+    assert capacity_verdict([None, None]) is None
+    assert capacity_verdict([_trial(400, 410, bound=True)])["text"] == (
+        "capacity change n/a: no trial measured both calibrations validly")

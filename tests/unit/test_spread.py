@@ -94,3 +94,25 @@ def test_single_runs_say_that_the_noise_cannot_be_told_and_get_no_verdict():
     assert data["trials"]["differences"][0]["figures"]["time_to_detect_s"]["verdict"] is None
     assert "faultline run --trials 3" in format_comparison(data, width=200)
     assert format_value("time_to_detect_s", 36.0) == "36.0 s"
+
+
+def test_a_group_of_scale_trials_says_whether_its_capacity_change_is_beyond_the_noise():
+    from service.results.capacity_change import calibration_figures, change
+
+    def capacity(before: float, after: float) -> dict:
+        row = {"status": "completed", "capacity_mbps": None, "knee_in_flight": 8,
+               "generator_bound": False, "stop_reason": "", "error": None}
+        make = lambda i, ops: type("Row", (), {**row, "id": i, "capacity_ops": ops})  # noqa: E731
+        return change(calibration_figures(make(1, before)), calibration_figures(make(2, after)))
+
+    entries = [entry(i, "a", "g1") for i in (1, 2, 3)] + [entry(4, "b", None)]
+    for e, (b, a) in zip(entries, [(1150, 1052), (939, 850), (1153, 1053)], strict=False):
+        e["capacity"] = capacity(b, a)
+    data = compare_entries(entries)
+    groups = data["trials"]["groups"]
+
+    assert groups[0]["capacity"]["verdict"] == "different"
+    assert groups[1]["capacity"] is None  # no scale run
+    assert ("capacity before 1150 ops/s [939 to 1153], after 1052 ops/s [850 to 1053], change "
+            "-8.7% [-9.5% to -8.5%] over 3 trials: a change beyond the noise") in \
+        " ".join(format_comparison(data, width=300).split())
