@@ -14,7 +14,8 @@ from chaoslib.discovery.discover import (
 )
 
 ACTION_MODULES = ("actions.ceph", "actions.swift", "actions.disk", "actions.power",
-                  "actions.network", "actions.fill", "actions.ceph_scale")
+                  "actions.network", "actions.fill", "actions.ceph_scale", "actions.cpu",
+                  "actions.corrupt", "actions.throttle", "actions.memory")
 PROBE_MODULES = ("probes.ceph", "probes.swift")
 
 
