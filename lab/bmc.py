@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import socket
 import subprocess
 import time
 import uuid
@@ -75,7 +74,11 @@ def ensure_password(path: Path) -> str:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
         path.chmod(0o600)
-        return path.read_text().strip()
+        password = path.read_text().strip()
+        if password:
+            return password
+        # empty: a `lab up` killed between making the file and writing it
+        fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
     with os.fdopen(fd, "w") as out:
         out.write(secrets.token_hex(8))
     return path.read_text().strip()
@@ -100,13 +103,15 @@ def lan_conf_text(bmc: Bmc, password: str, hook: list[str]) -> str:
         ""])
 
 
+def udp_listening(table: str, port: int) -> bool:
+    """Whether /proc/net/udp text has a socket bound to 127.0.0.1 or any address on `port`."""
+    wanted = {f"0100007F:{port:04X}", f"00000000:{port:04X}"}
+    return any(line.split()[1] in wanted for line in table.splitlines()[1:] if line.split())
+
+
 def _port_taken(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        try:
-            probe.bind(("127.0.0.1", port))
-        except OSError:
-            return True
-    return False
+    # read, not bound: a bind of our own, while ipmi_sim starts, could make it fail
+    return udp_listening(Path("/proc/net/udp").read_text(), port)
 
 
 def start(bmc: Bmc, password: str, hook: list[str]) -> int:

@@ -33,7 +33,7 @@ SSHD_DROP_IN = "/etc/ssh/sshd_config.d/faultline.conf"
 # "type object ... has no attribute 'NOTIFY_TYPES'"), which ceph-crash would post, and the
 # cluster would show RECENT_MGR_MODULE_CRASH for two weeks
 MASKED_UNITS = ("ceph-crash.service",)
-BMC_BASE_PORT = 16230  # node K's simulated BMC (lab/bmc.py) answers on 127.0.0.1:16230+K
+BMC_BASE_PORT = 16230  # node K (its index: 1 for node1) has its BMC on 127.0.0.1:16230+K
 
 
 @dataclass(frozen=True)

@@ -122,3 +122,24 @@ def test_a_zone_without_monitors_keeps_the_quorum(tmp_path: Path):
     for zone, allow in (("zone2", False), ("zone3", False), ("zone1", True)):
         _keep_monitor_quorum(cluster, [n.name for n in cluster.nodes_in_zone(zone)],
                              f"power off zone {zone}", allow)
+
+
+def test_an_empty_password_file_left_by_a_killed_lab_up_gets_a_password(tmp_path: Path):
+    path = tmp_path / "bmc" / "password"
+    path.parent.mkdir()
+    path.write_text("")
+    password = bmc.ensure_password(path)
+    assert len(password) == 16 and path.read_text() == password
+
+
+UDP = """  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid
+  1: 0100007F:3F82 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 1 2 0 0
+  2: 00000000:0202 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 1 2 0 0
+  3: 0A4D000C:3F83 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 1 2 0 0
+"""
+
+
+@pytest.mark.parametrize("port, taken", [(16258, True), (514, True), (16259, False),
+                                         (16230, False)])
+def test_a_bmc_port_is_taken_when_proc_net_udp_has_a_listener_on_it(port, taken):
+    assert bmc.udp_listening(UDP, port) is taken
