@@ -27,8 +27,9 @@ def check_arguments(func: str, arguments: dict, cluster: Cluster) -> None:
     if func not in ("exhaust_memory", "stop_memory_hog"):
         return
     try:
-        cluster.node(str(arguments.get("node", "node1")))
+        node = cluster.node(str(arguments.get("node", "node1")))
         if func == "exhaust_memory":
+            memory_hog.node_cgroup(node)  # a lab node without a memory cgroup is refused
             memory_hog.check(**{k: arguments[k] for k in ("size_mib", "timeout_s", "wait_s")
                                 if k in arguments})
     except ClusterError as exc:
@@ -130,10 +131,10 @@ def _recorded_before(cluster: Cluster, node: str) -> dict[str, int]:
 
 def stop_memory_hog(node: str = "node1", before: dict = None,
                     configuration: dict = None) -> dict:
-    """End the node's memory hog (idempotent), then start every daemon of the node that is
-    not running (those the OOM killer took). `before` ({daemon: PID} at the injection; by
-    default the ledger's record) names what the OOM killer took. Returns it, and what was
-    started."""
+    """End the node's memory hog (idempotent), then start the node's daemons that ran at the
+    injection and do not now (those the OOM killer took). `before` ({daemon: PID} at the
+    injection; by default the ledger's record) names them; without it, every daemon of the
+    node that is not running is started. Returns what was taken, and what was started."""
     cluster = cluster_of(configuration)
     target = node_of(cluster, node)
     before = before or _recorded_before(cluster, target.name)
@@ -141,11 +142,10 @@ def stop_memory_hog(node: str = "node1", before: dict = None,
         run_on_node(target, memory_hog.stop_command(target), timeout=30)
         running = _daemons(cluster, target)
         taken = memory_hog.taken(before, running)
-        started = []
-        for service in cluster.services_on(target.name):
-            if service.name not in running:
-                services.start(cluster, service)
-                started.append(service.name)
+        on_node = {s.name: s for s in cluster.services_on(target.name)}
+        started = memory_hog.to_start(list(on_node), before, running)
+        for name in started:
+            services.start(cluster, on_node[name])
         kills = _memory(target)[2]
     except ClusterError as exc:
         raise fail("stop_memory_hog", exc) from None

@@ -28,9 +28,9 @@ from typing import Any
 
 import yaml
 
+from .disk_faults import is_mounted
 from .exceptions import InvalidScale
 from .inventory import Cluster, write_cluster
-from .memory_hog import node_cgroup
 
 MIN_SIZE_GIB, MAX_SIZE_GIB = 1, 1024
 IMAGE_MARGIN = 1024**3  # XFS's own space beside BlueStore's block file
@@ -119,7 +119,7 @@ def new_osd(cluster: Cluster, templates: dict[str, str], osd_id: int, uuid: str,
     target = cluster.node(node)
     return NewOsd(osd_id=osd_id, uuid=uuid, node=node, zone=target.zone,
                   address=target.address, size_gib=size_gib, conf=cluster.client["conf"],
-                  memory_cgroup=node_cgroup(target), **paths)
+                  memory_cgroup=target.memory_cgroup, **paths)
 
 
 def _options(osd: NewOsd) -> str:
@@ -131,19 +131,15 @@ def _options(osd: NewOsd) -> str:
             f"--bluestore-block-size {osd.block_bytes}")
 
 
-def _is_mounted(mount: str) -> str:
-    return f"awk -v m={shlex.quote(mount)} '$2 == m {{ f = 1 }} END {{ exit !f }}' /proc/mounts"
-
-
 def check_command(osd: NewOsd) -> str:
     """Shell on the node that changes nothing: exit 3 with the reason if the image or the
     mount point is taken already, or its file system has too little free space."""
     q = shlex.quote
     image = q(osd.image)
     return (
-        f"[ -e {image} ] && {{ echo '{osd.image} exists already' >&2; exit 3; }}; "
-        f"{_is_mounted(osd.mount)} && {{ echo 'something is mounted on {osd.mount}' >&2; "
-        f"exit 3; }}; "
+        f"[ -e {image} ] && {{ echo {q(f'{osd.image} exists already')} >&2; exit 3; }}; "
+        f"{is_mounted(osd.mount)} && {{ echo {q(f'something is mounted on {osd.mount}')} "
+        ">&2; exit 3; }; "
         f"d=$(dirname {image}); while [ ! -d \"$d\" ]; do d=$(dirname \"$d\"); done; "
         f"free=$(df -B1 --output=avail \"$d\" | tail -1 | tr -d ' '); "
         f"[ \"$free\" -ge {osd.block_bytes + IMAGE_MARGIN} ] || {{ echo \"only $free bytes "
@@ -194,7 +190,7 @@ def remove_command(osd: dict[str, Any], stop_s: int = 30) -> str:
         f"kill -TERM $p; i=0; while alive $p && [ $i -lt {stop_s * 5} ]; do sleep 0.2; "
         f"i=$((i+1)); done; alive $p && kill -KILL $p; echo \"stopped ceph-osd (PID $p)\"; "
         f"fi; rm -f {pid_file}; "
-        f"while {_is_mounted(osd['mount'])}; do umount {mount} 2>/dev/null || "
+        f"while {is_mounted(osd['mount'])}; do umount {mount} 2>/dev/null || "
         f"umount -l {mount} || exit 4; echo unmounted {mount}; done; "
         f"for dev in $(losetup -j {image} | cut -d: -f1); do losetup -d $dev; done; "
         f"if [ -e {image} ]; then rm -f {image}; echo deleted {image}; fi; "

@@ -22,14 +22,14 @@ from .inventory import Cluster, Disk
 from .ssh import run_on_node
 
 
-def _is_mounted(mount: str) -> str:
+def is_mounted(mount: str) -> str:
     return f"awk -v m={shlex.quote(mount)} '$2 == m {{ found = 1 }} END {{ exit !found }}' " \
            "/proc/mounts"
 
 
 def fail_command(disk: Disk) -> str:
     mount = shlex.quote(disk.mount)
-    return (f"{_is_mounted(disk.mount)} || {{ echo '{disk.mount} is not mounted' >&2; exit 3; }}"
+    return (f"{is_mounted(disk.mount)} || {{ echo '{disk.mount} is not mounted' >&2; exit 3; }}"
             f"; xfs_io -x -c 'shutdown -f' {mount} && umount -l {mount}")
 
 
@@ -39,9 +39,9 @@ def restore_command(disk: Disk, replace: bool = False) -> str:
     mkfs = "mkfs.xfs -q -f \"$dev\" && " if replace else ""
     return (
         # a mount that answers is healthy: nothing to do (unless it is to be replaced)
-        f"if {_is_mounted(disk.mount)} && ls {mount} >/dev/null 2>&1 && [ {int(replace)} = 0 ];"
+        f"if {is_mounted(disk.mount)} && ls {mount} >/dev/null 2>&1 && [ {int(replace)} = 0 ];"
         f" then exit 0; fi; "
-        f"while {_is_mounted(disk.mount)}; do umount -l {mount} || exit 4; done; "
+        f"while {is_mounted(disk.mount)}; do umount -l {mount} || exit 4; done; "
         f"mkdir -p {mount}; "
         f"if [ -f {device} ]; then dev=$(losetup -f --show {device}) || exit 5; "
         f"{mkfs}mount -t xfs -o noatime,nouuid \"$dev\" {mount} "
@@ -52,7 +52,7 @@ def restore_command(disk: Disk, replace: bool = False) -> str:
 
 
 def is_healthy_command(disk: Disk) -> str:
-    return (f"{_is_mounted(disk.mount)} && ls {shlex.quote(disk.mount)} >/dev/null 2>&1 "
+    return (f"{is_mounted(disk.mount)} && ls {shlex.quote(disk.mount)} >/dev/null 2>&1 "
             "&& echo yes || echo no")
 
 

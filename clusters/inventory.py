@@ -34,6 +34,7 @@ reports every problem at once, so a bad file gives one clear message.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,7 @@ import yaml
 from .exceptions import InventoryError, UnknownCluster
 
 KINDS = ("ceph", "swift")
+PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # a node's name
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,8 @@ class Node:
     zone: str | None = None
     ssh: SshAccess = field(default_factory=SshAccess)
     netns: str | None = None  # lab only: the network namespace that is this node
+    # pid-file lab only: the node's memory cgroup (lab/memcg.py), where its daemons run
+    memory_cgroup: str | None = None
     # how to power the node off and on (clusters/power.py): {"type": "ipmi", "address": BMC,
     # "user": ..., "password_file": ..., optional "port", "interface", "cipher_suite"};
     # {"type": "ssh"} (stop its storage daemons and drop its traffic); none: the lab's
@@ -281,6 +285,10 @@ def _parse_node(where: str, raw: Any, ssh_defaults: dict, problems: list[str]) -
     if missing:
         problems.append(f"{where}: a node lacks {', '.join(missing)}")
         return None
+    if not PLAIN_NAME.fullmatch(str(raw["name"])):
+        problems.append(f"{where}: node name {raw['name']!r} must be letters, digits, '.', "
+                        "'_' or '-' (it goes into unit names, paths and shell commands)")
+        return None
     node_ssh = raw.get("ssh") or {}
     if not isinstance(node_ssh, dict):
         problems.append(f"{where}: node {raw['name']} ssh must be a mapping")
@@ -308,7 +316,8 @@ def _parse_node(where: str, raw: Any, ssh_defaults: dict, problems: list[str]) -
         elif power["type"] == "netns" and not raw.get("netns"):
             problems.append(f"{where}: node {raw['name']} power netns needs the node's netns")
     return Node(name=str(raw["name"]), address=str(raw["address"]), zone=raw.get("zone"),
-                ssh=ssh, netns=raw.get("netns"), power=power)
+                ssh=ssh, netns=raw.get("netns"), memory_cgroup=raw.get("memory_cgroup"),
+                power=power)
 
 
 def _list(spec: dict, key: str, where: str, problems: list[str]) -> list:

@@ -15,10 +15,12 @@ the node's memory less RESERVE_MIB is refused, so its sshd and the hog's timer a
 once the daemons are gone; a timer beside the file removes it after `timeout_s`.
 
 Where it is charged:
-- lab node (a network namespace on this machine): `lab up` gives the node a memory cgroup
-  of its own (lab/memcg.py) holding its sshd and every daemon started over SSH; the
-  hog is written from a child cgroup of it, `faultline-memhog`, whose limit is the hog's
-  size plus the timer's room.
+- pid-file lab node (a network namespace on this machine): `lab up` gives the node a memory
+  cgroup of its own (lab/memcg.py, the inventory's memory_cgroup) holding every daemon
+  started over SSH (its sshd stays outside); the hog is written from a child cgroup of it,
+  `faultline-memhog`, whose limit is the hog's size plus the timer's room.
+- a lab node without one (lab-ceph-reef's containers): refused, its memory is the
+  machine's.
 - any other node, reached over SSH: the writer and its timer run in a transient systemd
   scope, `faultline-memhog-<node>.scope`, with MemoryMax= the same ceiling; the node's
   memory is its MemTotal, and the kernel's global OOM killer takes its biggest processes.
@@ -32,11 +34,12 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-from .exceptions import InvalidMemoryHog
+from .disk_faults import is_mounted
+from .exceptions import InvalidMemoryHog, RemoteCommandFailed
 from .inventory import Node
 
 MEMORY = "/sys/fs/cgroup/memory"
-LAB_ROOT = f"{MEMORY}/faultline-lab"  # lab node K's cgroup: LAB_ROOT/<its netns>
+LAB_ROOT = f"{MEMORY}/faultline-lab"  # lab/memcg.py: pid-file lab node K's: LAB_ROOT/<netns>
 HOG_CGROUP = "faultline-memhog"
 MOUNTS = "/run/faultline-memhog"
 RESERVE_MIB = 64  # left to the hog's writer and the kernel's own use
@@ -45,8 +48,13 @@ MAX_SIZE_MIB, MAX_TIMEOUT_S, MAX_WAIT_S = 1 << 20, 3600, 300
 
 
 def node_cgroup(node: Node) -> str | None:
-    """The lab node's memory cgroup (lab/memcg.py), None for a node reached over SSH."""
-    return f"{LAB_ROOT}/{node.netns}" if node.netns else None
+    """The pid-file lab node's memory cgroup (lab/memcg.py), None for a node reached over
+    SSH; InvalidMemoryHog for a lab node without one, whose memory is the machine's."""
+    if node.netns and not node.memory_cgroup:
+        raise InvalidMemoryHog(f"{node.name} is a lab node with no memory cgroup of its own "
+                               "(the inventory's memory_cgroup, which only the pid-file "
+                               "labs have): a memory hog there would fill this machine")
+    return node.memory_cgroup
 
 
 @dataclass(frozen=True)
@@ -117,16 +125,24 @@ def memory_command(node: Node) -> str:
                 "END {printf \"%d %d \", t, t - a}' /proc/meminfo && "
                 "awk '$1 == \"oom_kill\" {print $2}' /proc/vmstat")
     q = shlex.quote(cg)
-    return (f"[ -d {q} ] || {{ echo 'no memory cgroup at {cg} for this node "
-            f"(faultline lab up makes it)' >&2; exit 3; }}; "
+    return (f"[ -d {q} ] || {{ echo {_no_cgroup(cg)} >&2; exit 3; }}; "
             f"echo $(cat {q}/memory.limit_in_bytes) $(cat {q}/memory.usage_in_bytes) "
             f"$(awk '$1 == \"oom_kill\" {{print $2}}' {q}/memory.oom_control)")
 
 
+def _no_cgroup(cg: str) -> str:
+    return shlex.quote(f"no memory cgroup at {cg} for this node (faultline lab up makes it)")
+
+
 def parse_memory(text: str) -> tuple[int, int, int]:
     """`<limit> <usage> <oom_kills>` -> (memory MiB, used MiB, OOM kills so far)."""
-    limit, usage, kills = (int(v) for v in text.split())
+    try:
+        limit, usage, kills = (int(v) for v in text.split())
+    except ValueError:
+        raise RemoteCommandFailed(f"the node's memory reads {text.strip()!r}, not "
+                                  "'<limit> <usage> <oom kills>'") from None
     return limit >> 20, usage >> 20, kills
+
 
 
 def timer_of(key: str) -> str:
@@ -150,10 +166,11 @@ def start_command(hog: MemoryHog) -> str:
     """Shell: mount the hog's tmpfs, then write the file from the hog's cgroup or scope,
     detached from the SSH session; exits 3 with a message if the node cannot."""
     m = shlex.quote(hog.mount)
-    mount = (f"mkdir -p {m} && {{ grep -q ' {hog.mount} ' /proc/mounts || mount -t tmpfs "
+    mount = (f"mkdir -p {m} && {{ {is_mounted(hog.mount)} || mount -t tmpfs "
              f"-o size={hog.size_mib}m,mode=0700 faultline-memhog {m}; }} || exit 3; ")
     if hog.cgroup is None:
-        unit = f"faultline-memhog-{hog.key}"
+        unit = shlex.quote(f"faultline-memhog-{hog.key}")
+        scope = shlex.quote(f"faultline-memhog-{hog.key}.scope")
         return (
             "command -v systemd-run >/dev/null || { echo 'systemd-run is not on the node: "
             "the memory hog needs a transient scope with a MemoryMax' >&2; exit 3; }; "
@@ -161,16 +178,16 @@ def start_command(hog: MemoryHog) -> str:
             f"setsid systemd-run --scope --quiet --unit={unit} -p MemoryMax={hog.ceiling_mib}M "
             f"-p MemorySwapMax=0 sh -c {shlex.quote(_timer(hog, _dd(hog)))} "
             "</dev/null >/dev/null 2>&1 & "
-            f"for i in $(seq 50); do systemctl is-active --quiet {unit}.scope && break; "
-            f"sleep 0.1; done; systemctl is-active --quiet {unit}.scope || "
+            f"for i in $(seq 50); do systemctl is-active --quiet {scope} && break; "
+            f"sleep 0.1; done; systemctl is-active --quiet {scope} || "
             "{ echo 'the memory hog did not start' >&2; exit 3; }")
     cg = shlex.quote(f"{hog.cgroup}/{HOG_CGROUP}")
     # only the writer is charged to the node; its timer stays outside, where the OOM
     # killer of the node cannot take it (nor the node's sshd)
     writer = f"sh -c {shlex.quote(f'echo $$ > {cg}/cgroup.procs && exec {_dd(hog)}')}"
     return (
-        f"[ -d {shlex.quote(hog.cgroup)} ] || {{ echo 'no memory cgroup at {hog.cgroup} for "
-        f"this node (faultline lab up makes it)' >&2; exit 3; }}; "
+        f"[ -d {shlex.quote(hog.cgroup)} ] || {{ echo {_no_cgroup(hog.cgroup)} >&2; exit 3; "
+        "}; "
         f"mkdir -p {cg} && echo {hog.ceiling_mib << 20} > {cg}/memory.limit_in_bytes "
         "|| exit 3; " + mount +
         f"setsid sh -c {shlex.quote(_timer(hog, writer))} </dev/null >/dev/null 2>&1 & "
@@ -186,7 +203,7 @@ def stop_command(node: Node) -> str:
     m = shlex.quote(mount_of(key))
     cg = node_cgroup(node)
     if cg is None:
-        end = f"systemctl stop faultline-memhog-{key}.scope 2>/dev/null; "
+        end = f"systemctl stop {shlex.quote(f'faultline-memhog-{key}.scope')} 2>/dev/null; "
         gone = ""
     else:
         t = shlex.quote(timer_of(key))
@@ -197,7 +214,7 @@ def stop_command(node: Node) -> str:
                f"if [ -d {hog} ]; then for i in $(seq 10); do p=$(cat {hog}/cgroup.procs); "
                f"[ -z \"$p\" ] && break; kill -9 $p 2>/dev/null; sleep 0.2; done; fi; ")
         gone = f"; if [ -d {hog} ]; then rmdir {hog} || exit 3; fi"
-    return (end + f"rm -f {m}/hog; if grep -q ' {mount_of(key)} ' /proc/mounts; "
+    return (end + f"rm -f {m}/hog; if {is_mounted(mount_of(key))}; "
             f"then umount {m} || exit 3; fi; if [ -d {m} ]; then rmdir {m}; fi; "
             f"rmdir {MOUNTS} 2>/dev/null || true" + gone)
 
@@ -215,6 +232,13 @@ def parse_daemons(text: str) -> dict[str, int]:
     return {name: int(pid) for name, pid in
             (line.split() for line in text.splitlines() if len(line.split()) == 2)
             if pid.isdigit()}
+
+
+def to_start(names: list[str], before: dict[str, int], running: dict[str, int]) -> list[str]:
+    """Of the node's daemons `names`, those the restore starts: the ones running at the
+    injection (`before`) that are not now; without a record, every one not running. A
+    daemon down already at the injection (another fault's) is left to that fault."""
+    return [name for name in names if name not in running and (not before or name in before)]
 
 
 def taken(before: dict[str, int], now: dict[str, int]) -> list[str]:

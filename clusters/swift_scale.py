@@ -27,6 +27,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
+from .disk_faults import is_mounted
 from .exceptions import InvalidScale
 from .inventory import Cluster, Disk
 
@@ -137,20 +138,17 @@ def scale_device(cluster: Cluster, node: str, device: str = "", size_mib=1024, w
                        rings=check_rings(rings))
 
 
-def _mounted(mount: str) -> str:
-    return f"awk -v m={shlex.quote(mount)} '$2 == m {{ f = 1 }} END {{ exit !f }}' /proc/mounts"
-
-
 def create_command(dev: ScaleDevice) -> str:
     """Shell on the node: make the image (whole or not at all), mount it on a new loop device.
     Refuses (exit 3) a mount point or image that is there already."""
     image, mount = shlex.quote(dev.image), shlex.quote(dev.mount)
     partial = shlex.quote(dev.image + ".partial")
     return (
-        f"[ -d {shlex.quote(os.path.dirname(dev.mount))} ] || {{ echo 'no devices directory "
-        f"{os.path.dirname(dev.mount)}' >&2; exit 3; }}; "
-        f"if {_mounted(dev.mount)}; then echo '{dev.mount} is mounted already' >&2; exit 3; fi; "
-        f"[ -e {image} ] && {{ echo '{dev.image} exists already' >&2; exit 3; }}; "
+        f"[ -d {shlex.quote(os.path.dirname(dev.mount))} ] || {{ echo "
+        f"{shlex.quote(f'no devices directory {os.path.dirname(dev.mount)}')} >&2; exit 3; }}; "
+        f"if {is_mounted(dev.mount)}; then echo {shlex.quote(f'{dev.mount} is mounted already')} "
+        ">&2; exit 3; fi; "
+        f"[ -e {image} ] && {{ echo {shlex.quote(f'{dev.image} exists already')} >&2; exit 3; }}; "
         f"mkdir -p {shlex.quote(os.path.dirname(dev.image))} {mount} && "
         f"truncate -s {dev.size_mib}M {partial} && mkfs.xfs -q -f {partial} && "
         f"mv {partial} {image} && d=$(losetup -f --show {image}) && "
@@ -162,9 +160,9 @@ def delete_command(mount: str, image: str) -> str:
     loop device, delete the image and the mount point; idempotent. Prints what was there."""
     m, img = shlex.quote(mount), shlex.quote(image)
     return (
-        f"if {_mounted(mount)}; then echo mounted; fi; "
-        f"for i in $(seq 1 20); do {_mounted(mount)} || break; umount {m} 2>/dev/null "
-        f"|| sleep 0.5; done; while {_mounted(mount)}; do umount -l {m} || exit 4; done; "
+        f"if {is_mounted(mount)}; then echo mounted; fi; "
+        f"for i in $(seq 1 20); do {is_mounted(mount)} || break; umount {m} 2>/dev/null "
+        f"|| sleep 0.5; done; while {is_mounted(mount)}; do umount -l {m} || exit 4; done; "
         f"for d in $(losetup -j {img} | cut -d: -f1); do losetup -d \"$d\"; done; "
         f"[ -e {img} ] && echo image; rm -f {img} {shlex.quote(image + '.partial')}; "
         f"[ -d {m} ] && rmdir {m}; true")
@@ -172,7 +170,7 @@ def delete_command(mount: str, image: str) -> str:
 
 def present_command(mount: str, image: str) -> str:
     """Shell on the node: prints `mounted` and/or `image` for what is there."""
-    return (f"if {_mounted(mount)}; then echo mounted; fi; "
+    return (f"if {is_mounted(mount)}; then echo mounted; fi; "
             f"[ -e {shlex.quote(image)} ] && echo image; true")
 
 

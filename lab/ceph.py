@@ -137,8 +137,8 @@ def inventory_spec(lab: CephLab) -> dict[str, Any]:
         "ssh": {"user": "root", "port": sshd.PORT, "key_file": str(ssh.client_key),
                 "known_hosts": str(ssh.known_hosts), "verify_host_keys": True},
         "nodes": [{"name": n.name, "address": n.address,
-                   "zone": zones.zone_name(n.index), "netns": n.netns}
-                  for n in nodes],
+                   "zone": zones.zone_name(n.index), "netns": n.netns,
+                   "memory_cgroup": str(memcg.cgroup_of(n))} for n in nodes],
         "disks": [{"node": lab.node_of(osd).name, "device": str(lab.image(osd)),
                    "mount": str(lab.osd_dir(osd)), "osd": osd} for osd in range(OSD_COUNT)],
         "services": services,

@@ -180,7 +180,8 @@ def inventory_spec(lab: SwiftLab) -> dict[str, Any]:
         "ssh": {"user": "root", "port": sshd.PORT, "key_file": str(ssh.client_key),
                 "known_hosts": str(ssh.known_hosts), "verify_host_keys": True},
         "nodes": [{"name": n.name, "address": n.address, "zone": f"zone{zone_of(n)}",
-                   "netns": n.netns} for n in lab.nodes],
+                   "netns": n.netns, "memory_cgroup": str(memcg.cgroup_of(n))}
+                  for n in lab.nodes],
         "disks": [{"node": n.name, "device": str(lab.image(n)), "mount": str(lab.mount_point(n)),
                    "swift_device": lab.device(n)} for n in lab.nodes],
         "services": services,

@@ -112,6 +112,10 @@ NODE1 = [{"name": "node1", "address": "10.77.0.11"}]
      "cluster 'lab-ceph': needs at least one node"),
     (inventory(nodes=NODE1 + [{"name": "node2"}], disks=None, services=None),
      "inventory is malformed: cluster 'lab-ceph': a node lacks address"),
+    (inventory(nodes=NODE1 + [{"name": "node 2;x", "address": "10.77.0.12"}], disks=None,
+               services=None),
+     "inventory is malformed: cluster 'lab-ceph': node name 'node 2;x' must be letters, "
+     "digits, '.', '_' or '-' (it goes into unit names, paths and shell commands)"),
     (inventory(nodes=NODE1 + NODE1, disks=None, services=None),
      "inventory is malformed: cluster 'lab-ceph': node names must be unique"),
     (inventory(disks=[{"node": "node9", "device": "/dev/sdb", "mount": "/m"}]),

@@ -12,7 +12,7 @@ import pytest
 from chaoslib.exceptions import ActivityFailed
 
 from actions.memory import check_arguments
-from clusters.exceptions import InvalidMemoryHog
+from clusters.exceptions import InvalidMemoryHog, RemoteCommandFailed
 from clusters.inventory import Node, parse_inventory
 from clusters.memory_hog import (
     memory_command,
@@ -22,13 +22,14 @@ from clusters.memory_hog import (
     start_command,
     stop_command,
     taken,
+    to_start,
 )
 from service.experiments.fault_scope import fault_scopes
 from service.results.report import memory_lines
 
-LAB_NODE = Node("node2", "10.77.0.12", netns="flceph2")
-REMOTE_NODE = Node("node2", "192.0.2.2")
 LAB_CGROUP = "/sys/fs/cgroup/memory/faultline-lab/flceph2"
+LAB_NODE = Node("node2", "10.77.0.12", netns="flceph2", memory_cgroup=LAB_CGROUP)
+REMOTE_NODE = Node("node2", "192.0.2.2")
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
 
 
@@ -165,3 +166,37 @@ def test_the_trigger_form_says_the_fault_may_take_the_whole_node():
                           "its biggest daemons")
     assert scope.takes_down == ("osd.1",)
     assert scope.restore == "stop-memory-hog: actions.memory.stop_memory_hog(node='node2')"
+
+
+def test_the_restore_starts_only_what_ran_at_the_injection_or_without_a_record_all_down():
+    names = ["osd.1", "object-server.node1", "rsyncd.node1"]
+    before = {"osd.1": 4242, "object-server.node1": 17}  # rsyncd was down (another fault)
+
+    assert to_start(names, before, {"osd.1": 4242}) == ["object-server.node1"]
+    assert to_start(names, {}, {"osd.1": 4242}) == ["object-server.node1", "rsyncd.node1"]
+
+
+def test_a_lab_node_without_a_memory_cgroup_is_refused_before_the_run():
+    spec = {"kind": "ceph", "client": {"conf": "/etc/ceph/ceph.conf"}, "lab": True,
+            "nodes": [{"name": "node2", "address": "10.77.1.12", "netns": "flreef2"}]}
+    cluster = parse_inventory({"clusters": {"lab-ceph-reef": spec}})["lab-ceph-reef"]
+    with pytest.raises(ActivityFailed, match="^node2 is a lab node with no memory cgroup of "
+                                             "its own .*would fill this machine$"):
+        check_arguments("exhaust_memory", {"node": "node2"}, cluster)
+    with pytest.raises(InvalidMemoryHog):
+        memory_command(cluster.node("node2"))
+
+
+def test_a_node_memory_not_read_whole_is_one_clear_error():
+    with pytest.raises(RemoteCommandFailed, match="the node's memory reads '1610612736 12', "
+                                                  "not '<limit> <usage> <oom kills>'"):
+        parse_memory("1610612736 12\n")
+
+
+def test_a_node_name_that_shell_would_read_is_quoted():
+    odd = Node("n'1;x", "192.0.2.9")
+    start = start_command(memory_hog(odd, 4096, size_mib=100))
+    assert "--unit='faultline-memhog-n'\"'\"'1;x'" in start
+    assert "is-active --quiet 'faultline-memhog-n'\"'\"'1;x.scope'" in start
+    assert "awk -v m='/run/faultline-memhog/n'\"'\"'1;x' '$2 == m" in start
+    assert stop_command(odd).startswith("systemctl stop 'faultline-memhog-n'\"'\"'1;x.scope'")
