@@ -14,7 +14,7 @@ import time
 
 from chaoslib.exceptions import ActivityFailed
 
-from clusters import services, swift_scale, swift_scaling
+from clusters import fault_ledger, services, swift_scale, swift_scaling
 from clusters.config import cluster_from_configuration
 from clusters.exceptions import ClusterError, InvalidScale
 from clusters.inventory import Cluster, Service
@@ -215,6 +215,7 @@ def add_device(node: str = "node1", device: str = "", size_mib: int = 1024,
                                f"{'are' if len(left) > 1 else 'is'} there already (left by a "
                                "killed run? faultline heal, or remove_device)")
         verdict = check_blast_radius(cluster, f"add {dev.device} to {node}", allow_unavailable)
+        swift_scaling.finish_push(cluster)  # of a run killed while it pushed the rings
         swift_scaling.wait_until_settled(cluster, settle_timeout_s)
     except ClusterError as exc:
         raise fail("add_device", exc) from None
@@ -238,8 +239,9 @@ def remove_device(node: str = "node1", device: str = "", image_dir: str = "",
     """Scale in (the restore of add_device): drain the device scale added (weight 0 in every
     ring it is in, rebalance, push), wait up to timeout_s until replication has moved every
     partition off it, remove it from the rings, push, unmount it and delete its image.
-    Idempotent: picks up wherever an interrupted run left it; a scale- device that is
-    nowhere is nothing to do. Refuses a device scale did not add. Returns how long the drain
+    Idempotent: picks up wherever an interrupted run left it (a push it did not finish is
+    finished first); a scale- device in no ring is deleted only if the fault ledger says
+    scale added it. Refuses a device scale did not add. Returns how long the drain
     took and what was removed."""
     cluster = cluster_of(configuration)
     try:
@@ -247,21 +249,33 @@ def remove_device(node: str = "node1", device: str = "", image_dir: str = "",
         key = f"scale:{node}/{dev.device}"
         standing = swift_scaling.device_in_rings(cluster, dev)
         swift_scaling.check_ours(dev, standing)
-        done = _drain_and_remove(cluster, dev, standing, timeout_s)
-        done["deleted"] = swift_scaling.delete_device(cluster, dev)
+        # a run killed while it pushed: the builders say what the nodes should have
+        pushed_at = swift_scaling.finish_push(cluster)
+        done = _drain_and_remove(cluster, dev, standing, timeout_s, pushed_at)
+        done["deleted"] = _delete_if_ours(cluster, dev, key, done["removed_from"])
     except ClusterError as exc:
         raise fail("remove_device", exc) from None
     ledger_restored(cluster, key)
     return {"node": node, "device": dev.device, **done}
 
 
+def _delete_if_ours(cluster: Cluster, dev: swift_scale.ScaleDevice, key: str,
+                    removed_from: list) -> list[str]:
+    """Delete the device on its node if it was in the rings, or, in none, if the ledger
+    says scale added it (a killed run's); a scale- device that is neither is left alone."""
+    if removed_from or any(e.key == key for e in fault_ledger.outstanding(cluster.name)):
+        return swift_scaling.delete_device(cluster, dev)
+    return []
+
+
 def _drain_and_remove(cluster: Cluster, dev: swift_scale.ScaleDevice, standing: dict,
-                      timeout_s: float) -> dict:
+                      timeout_s: float, pushed_at: float | None = None) -> dict:
     rings = tuple(ring for ring, seen in standing.items() if seen["present"])
     if not rings:
         return {"drained_s": None, "removed_from": []}
     dev = dataclasses.replace(dev, rings=rings)
-    since = time.time() - swift_scale.RING_RELOAD_S  # drained by an earlier, killed run
+    # drained by an earlier, killed run (since the rings it pushed were read)
+    since = pushed_at or time.time() - swift_scale.RING_RELOAD_S
     if any(standing[ring]["weight"] for ring in rings):
         swift_scaling.wait_until_settled(cluster, timeout_s)
         since = swift_scaling.change_rings(cluster, dev, "weight", 0.0)["pushed_at"]

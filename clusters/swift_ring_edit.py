@@ -12,11 +12,17 @@ dispersion 100%: what min_part_hours stands in for), so it tells the builder the
 passed (`pretend_min_part_hours_passed`); otherwise a ring built less than an hour ago (a
 lab's) or a device added minutes ago could never be rebalanced or drained.
 
+A run killed between saving a builder and the end of its push leaves the builder ahead of
+the admin's ring file (and some nodes new, some old): `stage` writes the staged ring again
+for each ring whose builder's ring differs from the admin's, so the next push finishes it.
+
     python -m clusters.swift_ring_edit RINGS_DIR '{"op": "show"|"add"|"weight"|"remove", ...}'
+    python -m clusters.swift_ring_edit RINGS_DIR '{"op": "stage", "rings": [...]}'
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import sys
@@ -60,6 +66,33 @@ def _save(builder, rings_dir: str, ring_type: str) -> None:
     os.replace(staged + ".partial", staged)
 
 
+def same_ring(path: str, other: str) -> bool:
+    """Whether two ring files hold the same ring (their gzip headers name different files)."""
+    with gzip.open(path) as one, gzip.open(other) as two:
+        return one.read() == two.read()
+
+
+def _stage(rings_dir: str, rings: list[str]) -> dict[str, bool]:
+    """{ring: staged}: the builder's ring staged where it is not the admin's ring file."""
+    from swift.common.ring import RingBuilder
+
+    out = {}
+    for ring_type in rings:
+        builder = RingBuilder.load(os.path.join(rings_dir, f"{ring_type}.builder"))
+        current = os.path.join(rings_dir, f"{ring_type}.ring.gz")
+        staged = os.path.join(rings_dir, f"{ring_type}.ring.gz.staged")
+        builder.get_ring().save(staged + ".partial")
+        out[ring_type] = not (os.path.exists(current) and same_ring(staged + ".partial",
+                                                                    current))
+        if out[ring_type]:
+            os.replace(staged + ".partial", staged)
+        else:
+            os.remove(staged + ".partial")
+            if os.path.exists(staged):
+                os.remove(staged)  # left by an older change the admin's copy has already
+    return out
+
+
 def _edit(rings_dir: str, change: dict[str, Any]) -> dict[str, Any]:
     from swift.common.ring import RingBuilder
 
@@ -95,4 +128,8 @@ def _edit(rings_dir: str, change: dict[str, Any]) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    print(json.dumps(_edit(sys.argv[1], json.loads(sys.argv[2]))))
+    asked = json.loads(sys.argv[2])
+    if asked["op"] == "stage":
+        print(json.dumps(_stage(sys.argv[1], asked["rings"])))
+    else:
+        print(json.dumps(_edit(sys.argv[1], asked)))

@@ -86,6 +86,14 @@ def push_rings(cluster: Cluster, rings: tuple[str, ...]) -> dict[str, Any]:
     return {"pushed_at": time.time(), "pushed_to": pushed}
 
 
+def finish_push(cluster: Cluster) -> float | None:
+    """Push the rings whose builder is ahead of the admin's copy (a run killed while it
+    changed or pushed them: some nodes new, some old). When it pushed, else None."""
+    staged = edit_rings(rings_dir(cluster), {"op": "stage", "rings": list(RINGS)})
+    behind = tuple(ring for ring, ahead in staged.items() if ahead)
+    return push_rings(cluster, behind)["pushed_at"] if behind else None
+
+
 def change_rings(cluster: Cluster, dev: ScaleDevice, op: str, weight: float = 0.0
                  ) -> dict[str, Any]:
     """Add the device, set its weight, or remove it; rebalance; push. Returns each ring's

@@ -205,3 +205,21 @@ def test_scale_removes_no_device_it_did_not_add():
     with pytest.raises(InvalidScale, match="scale-node1 on node1 is in the object ring but "
                                            "was not added by scale: refusing to remove it"):
         check_ours(dev, {"object": {"present": True, "meta": ""}})
+
+
+def test_a_ring_whose_builder_is_ahead_of_the_admins_copy_is_staged_again(tmp_path):
+    _builders(tmp_path)
+    stage = {"op": "stage", "rings": ["object", "container"]}
+    assert edit_rings(str(tmp_path), stage) == {"object": True, "container": True}
+    for ring in ("object", "container"):  # as a finished push leaves them
+        (tmp_path / f"{ring}.ring.gz.staged").rename(tmp_path / f"{ring}.ring.gz")
+    assert edit_rings(str(tmp_path), stage) == {"object": False, "container": False}
+    assert not list(tmp_path.glob("*.staged*"))
+
+    edit_rings(str(tmp_path), {"op": "add", "rings": ["object"], "ip": "10.78.0.11",
+                               "device": "scale-node1", "zone": 1, "weight": 100.0,
+                               "ports": {"object": 6200}})
+    # killed after the builder was saved, before its ring was pushed: staged again
+    (tmp_path / "object.ring.gz.staged").unlink()
+    assert edit_rings(str(tmp_path), stage) == {"object": True, "container": False}
+    assert (tmp_path / "object.ring.gz.staged").exists()
