@@ -280,10 +280,24 @@ def up(home: Path | None = None, timeout: float = HEALTH_TIMEOUT) -> dict[str, A
 def leftovers(home: Path | None = None) -> dict[str, list]:
     """What of the lab is still on the machine (lab.teardown.leftovers)."""
     lab = lab_at(home)
-    pid_files = [lab.pid_file(d) for d in _ceph_daemons()] + [
+    pid_files = [lab.pid_file(d) for d in [*_ceph_daemons(), *_added_osds(lab)]] + [
         lab.ssh.pid_file(n) for n in lab.nodes]
     return {**teardown.leftovers(lab.home, NETWORK, pid_files),
-            "memory_cgroups": memcg.leftovers(lab.nodes)}
+            "memory_cgroups": memcg.leftovers(lab.nodes),
+            "added_osd_disks": [str(lab.image(osd)) for osd in lab.added_osds()
+                                if lab.image(osd).exists()]}
+
+
+def _added_osds(lab: CephLab) -> list[str]:
+    return [f"osd.{osd}" for osd in lab.added_osds()]
+
+
+def _delete_added_disks(lab: CephLab) -> None:
+    """The disks of OSDs scale added and no restore removed (unmounted by then)."""
+    for osd in lab.added_osds():
+        lab.image(osd).unlink(missing_ok=True)
+        if lab.osd_dir(osd).is_dir() and not disks.is_mounted(lab.osd_dir(osd)):
+            shutil.rmtree(lab.osd_dir(osd), ignore_errors=True)
 
 
 def down(home: Path | None = None, purge: bool = False) -> dict[str, Any]:
@@ -292,7 +306,8 @@ def down(home: Path | None = None, purge: bool = False) -> dict[str, Any]:
     started = time.monotonic()
     # first, so nobody picks a dying lab from the inventory
     inventory.remove_cluster(default_inventory(), CLUSTER_NAME)
-    osds = [f"osd.{n}" for n in range(OSD_COUNT)]
+    # with any OSD scale added that was never removed: it holds its node's memory cgroup
+    osds = [f"osd.{n}" for n in range(OSD_COUNT)] + _added_osds(lab)
     # RGW first, while the OSDs still answer: it unwatches its control objects on the way
     # out (~0.2 s). Killed, or stopped beside the OSDs (it then hangs until SIGKILL), it
     # leaves watches that stall every bucket creation of the next RGW for 30 s.
@@ -303,6 +318,7 @@ def down(home: Path | None = None, purge: bool = False) -> dict[str, Any]:
     stopped |= procs.stop_many(_stop_targets(lab, [f"mon.{MON_ID}", f"mgr.{MGR_ID}"]))
     memcg.release(lab.nodes)
     stray = teardown.remove(lab.home, NETWORK, purge)
+    _delete_added_disks(lab)
     left = leftovers(home)
     if stray:
         # started by someone else in our namespaces; we only signal PIDs of our pid files

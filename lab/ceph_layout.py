@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -126,6 +127,14 @@ class CephLab(LabHome):
 
     def image(self, osd: int) -> Path:
         return self.home / "disks" / f"osd{osd}.img"
+
+    def added_osds(self) -> list[int]:
+        """OSDs beyond the lab's own (actions.ceph_scale's, left by a run killed before its
+        restore), by their pid files and disk images beside the lab's."""
+        paths = [*self.run_dir.glob("ceph-osd.*.pid"), *(self.home / "disks").glob("osd*.img")]
+        found = {int(m.group(1)) for path in paths
+                 if (m := re.fullmatch(r"(?:ceph-osd\.|osd)(\d+)\.(?:pid|img)", path.name))}
+        return sorted(osd for osd in found if osd >= OSD_COUNT)
 
     def start_command(self, daemon: str) -> str:
         """Shell command that starts a daemon (on its node, for an OSD); it daemonizes itself.

@@ -90,3 +90,17 @@ def test_the_inventory_learns_the_osd_and_forgets_it_again(inventory):
     ceph_scale.forget_in_inventory(inventory, "lab", 4)
     shrunk = load_cluster(inventory, "lab")
     assert [s.name for s in shrunk.services] == ["osd.0"] and [d.osd for d in shrunk.disks] == [0]
+
+
+def test_the_lab_finds_the_osds_scale_added_by_their_pid_files_and_disks(tmp_path):
+    from lab.ceph_layout import lab_at
+
+    lab = lab_at(tmp_path)
+    lab.run_dir.mkdir(parents=True)
+    (tmp_path / "disks").mkdir()
+    for name in ("ceph-osd.0.pid", "ceph-osd.4.pid", "ceph-mon.a.pid", "ceph-osd.x.pid"):
+        (lab.run_dir / name).write_text("1\n")
+    for name in ("osd3.img", "osd6.img", "osd6.img.partial"):
+        (tmp_path / "disks" / name).write_text("")
+
+    assert lab.added_osds() == [4, 6]
