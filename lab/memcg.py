@@ -1,13 +1,13 @@
 """Each pid-file lab node's memory: a cgroup v1 memory cgroup with a limit, holding the
 node's daemons.
 
-Node K of a lab gets `/sys/fs/cgroup/memory/faultline-lab/<its netns>` (the path
-clusters/memory_hog.py reaches it by) with `memory.limit_in_bytes` set to the lab's
-NODE_MEMORY_MIB. Every daemon of the node is born in it: the start command the inventory
-records for it (`born_in`) first moves its own shell there, so a daemon (re)started later
-over SSH by a restore lands there too. A daemon already running elsewhere (a warm `lab up`
-of a lab made before) cannot be moved with its memory (this kernel moves no charge with a
-process), so `lab up` restarts it.
+Node K of a lab gets `/sys/fs/cgroup/memory/faultline-lab/<its netns>` (the inventory's
+memory_cgroup of the node, by which clusters/memory_hog.py and ceph_scale.py reach it) with
+`memory.limit_in_bytes` set to the lab's NODE_MEMORY_MIB. Every daemon of the node is born
+in it: the start command the inventory records for it (`born_in`) first moves its own shell
+there, so a daemon (re)started later over SSH by a restore lands there too. A daemon
+already running elsewhere (a warm `lab up` of a lab made before) cannot be moved with its
+memory (this kernel moves no charge with a process), so `lab up` restarts it.
 
 The node's sshd and its sessions stay outside: when the node runs out of memory the kernel
 kills only daemons (seen on this machine: it may take more than it needs, the next biggest
