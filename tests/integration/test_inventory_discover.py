@@ -6,6 +6,7 @@ taken from the lab's inventory a discovered Swift inventory runs a kill experime
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -22,6 +23,13 @@ from service.store.models import Run
 REPO = Path(__file__).resolve().parents[2]
 SWIFT_KILL = REPO / "experiments" / "swift-kill-object-server.json"
 SWIFT_SERVERS = ("object-server", "container-server", "account-server")
+# the lab starts each daemon in its node's memory cgroup (lab/memcg.py), a lab detail no
+# ring holds: the start command an operator gives discovery is the command itself
+IN_NODE_MEMCG = re.compile(r"^echo \$\$ > \S+/cgroup\.procs && ")
+
+
+def own_start(command: str) -> str:
+    return IN_NODE_MEMCG.sub("", command)
 
 pytestmark = pytest.mark.lab
 
@@ -127,7 +135,7 @@ def swift_reach_options(lab: Cluster) -> list[str]:
         "--ssh-user", node.ssh.user, "--ssh-port", str(node.ssh.port),
         "--ssh-key", node.ssh.key_file, "--known-hosts", node.ssh.known_hosts,
         "--pid-file", templated(server.pid_file, {server.name: "{name}"}),
-        "--start", templated(server.start, {server.name: "{name}",
+        "--start", templated(own_start(server.start), {server.name: "{name}",
                                             "object-server/node1": "{kind}/{node}",
                                             "swift-object-server": "{program}"}),
         "--mount", templated(disk.mount, {"node1/d1": "{node}/{device}"}),
@@ -151,7 +159,8 @@ def test_swift_discovery_from_the_lab_rings_matches_the_lab_inventory(swift_clus
     servers = {s.name: s for s in lab.services if s.kind in SWIFT_SERVERS}
     assert {s.name: (s.kind, s.node, s.pid_file, s.start, s.program)
             for s in found.services} == {
-        s.name: (s.kind, s.node, s.pid_file, s.start, s.program) for s in servers.values()}
+        s.name: (s.kind, s.node, s.pid_file, own_start(s.start), s.program)
+        for s in servers.values()}
     for key in ("auth_url", "user", "key_file", "swift_dir", "swift_conf", "ports"):
         assert found.client[key] == lab.client[key], key
     assert {n.ssh for n in found.nodes} == {n.ssh for n in lab.nodes}
