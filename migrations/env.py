@@ -3,7 +3,7 @@
 import os
 
 from alembic import context
-from sqlalchemy import create_engine
+from sqlalchemy import create_engine, text
 
 from service.accounts import models as _accounts  # noqa: F401  (puts users, api_tokens on Base)
 from service.store.models import Base
@@ -30,6 +30,10 @@ def run_migrations_online() -> None:
         context.configure(connection=connection, target_metadata=target_metadata,
                           include_object=include_object)
         with context.begin_transaction():
+            # two commands starting at once on a new database (a worker and `chaos run`)
+            # would both create the version table: one waits here, then finds it current
+            connection.execute(text("SELECT pg_advisory_xact_lock(hashtext('faultline "
+                                    "migrations'))"))
             context.run_migrations()
     connectable.dispose()
 
