@@ -1,7 +1,7 @@
 """Power through a BMC on the Reef lab: each node's simulated BMC (lab/bmc.py, `ipmi_sim`)
 cuts and restores its container's power, driven by `ipmitool -I lanplus -C 3` from the
-power actions (clusters/power.py). The lab comes up once for the module (the fixture of
-test_ceph_reef_lab.py)."""
+power actions (clusters/power.py). The lab comes up once for the session (conftest's
+reef_cluster, shared with test_ceph_reef_lab.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -58,7 +59,22 @@ def _outstanding() -> list[str]:
     return [e.key for e in fault_ledger.outstanding(ceph_reef.CLUSTER_NAME)]
 
 
+@contextmanager
+def _node2_powered_on_after():
+    """Whatever fails in between, node2 is not left off for the rest of the session."""
+    try:
+        yield
+    finally:
+        if "power:node2" in _outstanding():
+            power_on_node(node="node2", configuration=CONFIGURATION)
+
+
 def test_power_off_and_on_through_the_bmc(reef_cluster):
+    with _node2_powered_on_after():
+        _power_off_and_on(reef_cluster)
+
+
+def _power_off_and_on(reef_cluster):
     container = LAB.container(NODE2)
     off = power_off_node(node="node2", configuration=CONFIGURATION)
     assert (off["how"], off["guard"]["allowed"]) == ("ipmi", True)
@@ -132,6 +148,11 @@ sys.stdin.read()  # until the test SIGKILLs this run
 
 
 def test_heal_powers_on_a_node_left_off_by_a_killed_run(reef_cluster, env):
+    with _node2_powered_on_after():
+        _killed_and_healed(reef_cluster, env)
+
+
+def _killed_and_healed(reef_cluster, env):
     run = subprocess.Popen([sys.executable, "-c", POWER_OFF_AND_HANG], env=env, cwd=REPO,
                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:

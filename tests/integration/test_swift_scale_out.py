@@ -86,6 +86,7 @@ def test_a_device_added_under_scale_gets_data_and_heal_drains_and_removes_it(
     env = {**os.environ, "FAULTLINE_HOME": str(tmp_path),
            "FAULTLINE_INVENTORY": str(default_inventory())}
     ledger = fault_ledger.FileLedger(tmp_path / "faults.json")
+    fault_ledger.set_backend(ledger)  # the run's ledger: the cleanup below reads it too
     # a run that adds the device and is killed before it could remove it
     run = subprocess.Popen(
         [sys.executable, "-c", "import json, time; from actions import swift; "
@@ -113,7 +114,6 @@ def test_a_device_added_under_scale_gets_data_and_heal_drains_and_removes_it(
         assert entry.key == "scale:node1/scale-node1"
 
         # replication moves objects onto it; nothing acknowledged is lost
-        fault_ledger.set_backend(ledger)
         moved = swift_probes.wait_for_data_moved(timeout_s=300,
                                                  configuration=_config(cluster))
         assert moved["moved_s"] >= 15  # not before the servers could have read the rings
@@ -188,5 +188,9 @@ def test_a_leftover_scale_image_is_refused_and_left_alone(swift_cluster, file_le
         assert image.exists()
         assert {p.name: p.read_bytes() for p in rings.glob("*.builder")} == before
         assert fault_ledger.backend().outstanding(swift_cluster.name) == []
+        # in no ring and not in the ledger: not scale's to delete
+        removed = swift_actions.remove_device(node="node1", configuration=_config(swift_cluster))
+        assert (removed["removed_from"], removed["deleted"]) == ([], [])
+        assert image.exists()
     finally:
         image.unlink()
