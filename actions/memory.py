@@ -93,7 +93,7 @@ def exhaust_memory(node: str = "node1", size_mib: int = 0, timeout_s: int = 120,
                    wait_s: int = 30, allow_unavailable: bool = False,
                    configuration: dict = None) -> dict:
     """Fill the node's memory with `size_mib` MiB it cannot give back (0: all of it but
-    64 MiB for its sshd), for at most `timeout_s` seconds, so that the kernel's OOM killer
+    32 MiB for its writer), for at most `timeout_s` seconds, so that the kernel's OOM killer
     kills the node's biggest daemons until the rest fits. Waits up to `wait_s` seconds for
     the OOM killer and returns which daemons it took, when, and the node's memory. Guarded
     as losing the node (the OOM killer may take any daemon of it)."""
@@ -117,7 +117,13 @@ def exhaust_memory(node: str = "node1", size_mib: int = 0, timeout_s: int = 120,
         used_after = _memory(target)[1]
     except ClusterError as exc:
         raise fail("exhaust_memory", exc) from None
+    # the OOM killer never acting is a fault that did not take: the run says so (invalid)
+    missed = None if at else (
+        f"the OOM killer took nothing on {target.name} within {wait_s} s: its daemons "
+        f"({used_mib} MiB in use) fit beside the {hog.size_mib} MiB hog in its "
+        f"{limit_mib} MiB")
     return {"node": target.name, "memory_hog": hog.says(), "size_mib": hog.size_mib,
+            "not_taken": missed,
             "node_memory_mib": limit_mib, "used_before_mib": used_mib,
             "used_after_mib": used_after, "oom_kills": len(at), "oom_kill_at_s": at,
             "oom_killed": taken, "daemons_before": before, "guard": verdict}

@@ -42,7 +42,9 @@ MEMORY = "/sys/fs/cgroup/memory"
 LAB_ROOT = f"{MEMORY}/faultline-lab"  # lab/memcg.py: pid-file lab node K's: LAB_ROOT/<netns>
 HOG_CGROUP = "faultline-memhog"
 MOUNTS = "/run/faultline-memhog"
-RESERVE_MIB = 64  # left to the hog's writer and the kernel's own use
+# left to the hog's writer and the kernel's own use; below a fresh OSD's 50-80 MiB, or a
+# hog of all it allows would leave room for the node's only daemon and take nothing
+RESERVE_MIB = 32
 TIMER_MIB = 16  # what the writer and its timer may use beside the file
 MAX_SIZE_MIB, MAX_TIMEOUT_S, MAX_WAIT_S = 1 << 20, 3600, 300
 

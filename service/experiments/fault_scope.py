@@ -21,6 +21,7 @@ from clusters.exceptions import ClusterError
 from clusters.inventory import Cluster, Disk, Node
 from clusters.io_throttle import LIMITS, throttle_of
 from clusters.link_faults import link_fault
+from clusters.memory_hog import RESERVE_MIB as MEMORY_RESERVE_MIB
 from clusters.memory_hog import check as check_memory_hog
 from clusters.power import controller_of
 from clusters.swift_scale import scale_device
@@ -195,7 +196,8 @@ def _describe(func: str, a: dict[str, Any], cluster: Cluster
     if func == "exhaust_memory":
         node = cluster.node(str(a.get("node", "node1")))
         check_memory_hog(**{k: a[k] for k in ("size_mib", "timeout_s", "wait_s") if k in a})
-        size = f"{a['size_mib']} MiB" if a.get("size_mib") else "all but 64 MiB"
+        size = f"{a['size_mib']} MiB" if a.get("size_mib") else \
+            f"all but {MEMORY_RESERVE_MIB} MiB"
         return (f"runs {node.name} out of memory: {size} of it that it cannot give back, for "
                 f"at most {a.get('timeout_s', 120)} s, until the kernel's OOM killer takes "
                 "its biggest daemons", [node.name], set(), set())

@@ -108,6 +108,7 @@ class RunControl:
         self.abort_watch: AbortWatch | None = None
         self.fault_started_ts: float | None = None
         self.fault_unreported = False
+        self.not_taken: str | None = None  # the fault action's own word that it did not take
         self.on_invalid = on_invalid_baseline(arguments)
         # a rate given as a share of the capacity: checked now, resolved once locked
         self.calibration_settings = run_settings(arguments.get("calibration"))
@@ -367,6 +368,11 @@ class RunControl:
                 self.recorder.update(fault_ts=ts)
                 self.recorder.event("fault_injected", ts=ts, name=name,
                                     output=_jsonable(result.get("output")))
+                output = result.get("output")
+                if isinstance(output, dict) and output.get("not_taken"):
+                    # the action ran but what it claims did not happen (no OOM kill, ...)
+                    self.not_taken = str(output["not_taken"])
+                    logger.error(f"The fault did not take: {self.not_taken}")
             else:
                 self.recorder.event("fault_failed", ts=ts, name=name,
                                     error=str(result.get("exception") or "")[:2000])
@@ -474,6 +480,8 @@ class RunControl:
             # measured is not what the experiment asked for, whatever the figures say
             status = "invalid"
             error = "the fault's intent was not kept: " + "; ".join(deviations)
+        if self.not_taken and not error:
+            status, error = "invalid", f"the fault did not take: {self.not_taken}"
         aborted = self.abort_watch.reason if self.abort_watch is not None else None
         if aborted and not error:  # stopped on purpose, rollbacks run: say why
             status, error = "interrupted", aborted

@@ -4,15 +4,21 @@ SIGKILL of the run) ends the hog and starts them again, and nothing is left behi
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 
 import pytest
+from short_runs import short_experiment
+from sqlalchemy import create_engine, select
+from sqlalchemy.orm import Session
 
 from actions import memory
 from clusters import fault_ledger, memory_hog, services
 from clusters.paths import default_inventory
 from probes import ceph as ceph_probes
 from probes import swift as swift_probes
+from service.store.models import Run
 
 pytestmark = pytest.mark.lab
 
@@ -84,3 +90,32 @@ def test_swift_a_node_out_of_memory_loses_servers_and_heal_brings_them_back(
 
     assert swift_probes.healthy(settle_s=120,
                                 configuration={"faultline_cluster": swift_cluster.name})
+
+
+def _memory_action(func: str, **arguments) -> dict:
+    return {"type": "action", "name": func.replace("_", "-"), "provider": {
+        "type": "python", "module": "actions.memory", "func": func, "arguments": arguments}}
+
+
+def test_a_hog_the_node_holds_beside_its_daemons_is_a_fault_that_did_not_take(
+        ceph_cluster, env, tmp_path):
+    # 16 MiB fits in node2's cgroup beside osd.1: no OOM kill, so nothing was tested
+    hog = _memory_action("exhaust_memory", node="node2", size_mib=16, wait_s=2)
+    stop = _memory_action("stop_memory_hog", node="node2")
+    path = tmp_path / "no-oom.json"
+    path.write_text(json.dumps(short_experiment("a hog too small to take anything",
+                                                [hog, stop], [stop], restore="stop-memory-hog")))
+
+    done = subprocess.run(["faultline", "run", str(path)], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=600)
+
+    assert done.returncode != 0, done.stdout[-2000:]
+    with Session(create_engine(env["DATABASE_URL"])) as session:
+        run = session.execute(select(Run).order_by(Run.id.desc()).limit(1)).scalar_one()
+    assert run.status == "invalid"
+    assert run.error.startswith("the fault did not take: the OOM killer took nothing on node2 "
+                                "within 2 s: its daemons ("), run.error
+    assert fault_ledger.outstanding(ceph_cluster.name) == []
+    node2 = ceph_cluster.node("node2")
+    assert not os.path.exists(f"{memory_hog.node_cgroup(node2)}/{memory_hog.HOG_CGROUP}")
+    assert memory_hog.MOUNTS not in open("/proc/mounts").read()
