@@ -95,10 +95,15 @@ def release(nodes: list[LabNode], timeout: float = 10.0) -> None:
         pass
 
 
+def inventory_node(node: LabNode) -> Node:
+    """The lab node as the inventory has it, its memory cgroup included."""
+    return Node(node.name, node.address, netns=node.netns, memory_cgroup=str(cgroup_of(node)))
+
+
 def _end_hog(node: LabNode) -> None:
     """A memory hog nobody restored: ended as its restore would (clusters/memory_hog.py)."""
-    subprocess.run(["sh", "-c", stop_command(Node(node.name, node.address, netns=node.netns))],
-                   check=False, capture_output=True, timeout=30)
+    subprocess.run(["sh", "-c", stop_command(inventory_node(node))], check=False,
+                   capture_output=True, timeout=30)
 
 
 def leftovers(nodes: list[LabNode]) -> list[str]:

@@ -200,3 +200,12 @@ def test_a_node_name_that_shell_would_read_is_quoted():
     assert "is-active --quiet 'faultline-memhog-n'\"'\"'1;x.scope'" in start
     assert "awk -v m='/run/faultline-memhog/n'\"'\"'1;x' '$2 == m" in start
     assert stop_command(odd).startswith("systemctl stop 'faultline-memhog-n'\"'\"'1;x.scope'")
+
+
+def test_lab_down_ends_a_hog_left_on_a_lab_node_through_the_node_s_own_cgroup():
+    from lab import ceph, memcg
+
+    node = ceph.lab_at(None).nodes[1]
+    command = stop_command(memcg.inventory_node(node))
+
+    assert str(memcg.cgroup_of(node)) in command
