@@ -9,12 +9,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 import yaml
+from catalogue import wait_for
 from test_ceph_reef_lab import CONFIGURATION, REPO
 
 from actions.power import power_off_node, power_on_node
@@ -33,15 +33,6 @@ NODE2 = LAB.node_named("node2")
 def _osd1_up(cluster: Cluster) -> bool:
     with CephAdmin(cluster.client["conf"]) as admin:
         return any(o["osd"] == 1 and o["up"] for o in admin.command("osd dump")["osds"])
-
-
-def _wait_until(check, timeout: float) -> float:
-    """Seconds until `check()` held (fails after `timeout`)."""
-    started = time.monotonic()
-    while not check():
-        assert time.monotonic() - started < timeout, f"not within {timeout} s: {check}"
-        time.sleep(0.5)
-    return time.monotonic() - started
 
 
 def _hook(*args: str) -> subprocess.CompletedProcess[str]:
@@ -85,7 +76,7 @@ def _power_off_and_on(reef_cluster):
     assert _ipmitool(reef_cluster, "off").returncode == 0
     assert _hook("set", "power", "0").returncode == 0
     assert _hook("get", "power").stdout.strip() == "power:0"
-    marked_down = _wait_until(lambda: not _osd1_up(reef_cluster), 60)
+    marked_down = wait_for("osd.1 marked down", lambda: not _osd1_up(reef_cluster), 60)
     print(f"\nosd.1 marked down {marked_down:.1f} s after the power cut")
 
     on = power_on_node(node="node2", configuration=CONFIGURATION)
@@ -96,7 +87,7 @@ def _power_off_and_on(reef_cluster):
     assert nspawn.wait_booted(container) in ("running", "degraded")
     assert _hook("set", "power", "1").returncode == 0
     assert nspawn.nspawn_pid(container) == booted  # the second "on" booted nothing
-    _wait_until(lambda: _osd1_up(reef_cluster), 60)
+    wait_for("osd.1 up", lambda: _osd1_up(reef_cluster), 60)
     with CephAdmin(reef_cluster.client["conf"]) as admin:
         ceph_setup.wait_healthy(admin, 120)
     assert _outstanding() == []
@@ -166,7 +157,7 @@ def _killed_and_healed(reef_cluster, env):
     assert healed.returncode == 0, healed.stdout + healed.stderr
     assert "restored: node2 powered off (BMC 127.0.0.1:16232 (ipmitool))" in healed.stdout
     assert nspawn.nspawn_pid(LAB.container(NODE2)) is not None
-    _wait_until(lambda: _osd1_up(reef_cluster), 60)
+    wait_for("osd.1 up", lambda: _osd1_up(reef_cluster), 60)
     with CephAdmin(reef_cluster.client["conf"]) as admin:
         ceph_setup.wait_healthy(admin, 120)
     assert _outstanding() == []
