@@ -161,8 +161,8 @@ def test_the_report_shows_each_heal_and_each_failure(database_url, sessions, clu
     assert f": {UNREACHABLE}; it is still in the fault ledger" in text
 
 
-def test_the_api_and_the_run_page_show_the_heal(database_url, sessions, cluster, calls, api_as,
-                                               viewer_client):
+def test_the_api_the_run_page_and_its_download_show_the_heal(database_url, sessions, cluster,
+                                                             calls, api_as, viewer_client):
     run_id = run_on(sessions, cluster, "interrupted")
     PgFaultLedger(sessions).add(fault(cluster, "daemon:osd.1", at=time.time(), pid=dead_pid(),
                                       run_id=run_id))
@@ -171,13 +171,15 @@ def test_the_api_and_the_run_page_show_the_heal(database_url, sessions, cluster,
     detail = api_as("viewer").get(f"/api/v1/runs/{run_id}").json
     events = api_as("viewer").get(f"/api/v1/runs/{run_id}/events").json["events"]
     page = viewer_client.get(f"/runs/{run_id}").get_data(as_text=True)
+    download = viewer_client.get(f"/runs/{run_id}/report.html").get_data(as_text=True)
 
     [heal] = detail["heals"]
     assert (heal["fault"], heal["restored"], heal["by"]) == ("osd.1 broken", True,
                                                             "worker auto-heal")
     assert [e["detail"]["status"] for e in events if e["kind"] == "healed"] == ["restored"]
-    assert '<ul id="heals">' in page
-    assert "Restored:\n    osd.1 broken, by worker auto-heal (node7-4242) at " in page
+    for html in (page, download):
+        assert '<ul id="heals">' in html
+        assert "Restored:\n    osd.1 broken, by worker auto-heal (node7-4242) at " in html
 
 
 def test_a_workers_pass_closes_the_dead_run_and_heals_in_a_process_of_its_own(
