@@ -15,6 +15,7 @@ from service.jobs.app import make_app
 from service.jobs.names import LOAD_QUEUE, RUNS_QUEUE, SCHEDULES_QUEUE
 from service.store import db
 from service.worker.app import make_worker_app
+from service.worker.auto_heal import PERIOD_S, AutoHeal
 
 from .group import close_dead_runs
 
@@ -29,7 +30,12 @@ from .group import close_dead_runs
               help=f"Queues to take jobs from (repeatable; default: {RUNS_QUEUE} and "
                    f"{SCHEDULES_QUEUE}). A driver host of runs on several hosts runs "
                    f"`--queue {LOAD_QUEUE}`, one job at a time by default.")
-def worker_cmd(concurrency: int | None, name: str | None, queues: tuple[str, ...]) -> None:
+@click.option("--auto-heal/--no-auto-heal", default=True,
+              help="As it starts and every 2 min, restore the faults that runs whose process "
+                   f"died left in the fault ledger (default: on; a `--queue {LOAD_QUEUE}` "
+                   "worker alone never heals).")
+def worker_cmd(concurrency: int | None, name: str | None, queues: tuple[str, ...],
+               auto_heal: bool) -> None:
     """Run queued experiments until stopped (Ctrl-C waits for the runs in progress)."""
     queues = queues or (RUNS_QUEUE, SCHEDULES_QUEUE)
     if concurrency is None:  # a load driver takes a host's CPU: one per host
@@ -41,13 +47,21 @@ def worker_cmd(concurrency: int | None, name: str | None, queues: tuple[str, ...
     logging.basicConfig(level=logging.INFO, format="[%(asctime)s %(levelname)s] %(message)s",
                         datefmt="%H:%M:%S")
     close_dead_runs("faultline worker")
+    name = name or f"{socket.gethostname()}-{os.getpid()}"
+    healer = AutoHeal(url, name) if auto_heal and RUNS_QUEUE in queues else None
     click.echo(f"faultline worker on {db.libpq_url(url).split('@')[-1]}: queues "
-               f"{', '.join(queues)}; {concurrency} at once", err=True)
-    app.run_worker(queues=list(queues), concurrency=concurrency,
-                   name=name or f"{socket.gethostname()}-{os.getpid()}",
-                   additional_context={"database_url": url},
-                   # a run ends with its rollbacks: never cut one short on shutdown
-                   shutdown_graceful_timeout=None)
+               f"{', '.join(queues)}; {concurrency} at once; auto-heal "
+               + (f"every {PERIOD_S:.0f} s" if healer else "off"), err=True)
+    if healer:
+        healer.start()
+    try:
+        app.run_worker(queues=list(queues), concurrency=concurrency, name=name,
+                       additional_context={"database_url": url},
+                       # a run ends with its rollbacks: never cut one short on shutdown
+                       shutdown_graceful_timeout=None)
+    finally:
+        if healer:
+            healer.stop()
 
 
 @click.command("enqueue")

@@ -8,6 +8,7 @@ from service.store.models import Run
 
 from .capacity_change import capacity_lines
 from .corruption import corruption_figures, corruption_lines
+from .heals import heal_lines, heals
 
 FIGURE_KEYS = (
     "baseline_ops", "baseline_mbps", "baseline_p50_ms", "baseline_p99_ms", "errors",
@@ -293,6 +294,8 @@ def report_dict(run: Run) -> dict[str, Any]:
     out["capacity"] = figures.get("capacity")
     out["data_movement_s"] = figures.get("data_movement_s")
     out["data_movement_reason"] = figures.get("data_movement_reason")
+    # what a worker's auto-heal restored (or failed to) after the run's process died
+    out["heals"] = heals(run)
     return out
 
 
@@ -393,6 +396,8 @@ def format_report(data: dict[str, Any]) -> str:
         lines += ["", f"  error: {data['error']}"]
     if data.get("fault_detail"):
         lines += [""] + [f"  fault: {line}" for line in data["fault_detail"]]
+    if data.get("heals"):
+        lines += [""] + [f"  {line}" for line in heal_lines(data["heals"])]
     if data.get("topology_note"):
         lines += [""] + [f"  topology: {note}" for note in data["topology_note"]]
     if data.get("note"):

@@ -44,6 +44,12 @@ def heal(cluster: str | None = None, inventory: str | None = None,
         dead = {e.id: e.owner_alive() is False for e in entries}
         held = {(e.cluster, e.key) for e in entries if not dead[e.id]}
         entries = [e for e in entries if dead[e.id] and (e.cluster, e.key) not in held]
+    return heal_entries(entries, inventory)
+
+
+def heal_entries(entries: list[FaultEntry], inventory: str | None) -> list[dict[str, Any]]:
+    """Restore these entries of the ledger this process has installed, newest first (they
+    are given oldest first, as `outstanding` lists them); results as `heal` returns them."""
     results = []
     restored: dict[tuple[str, str], str] = {}  # (cluster, key) -> id of the entry restored
     for entry in reversed(entries):
