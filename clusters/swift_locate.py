@@ -51,6 +51,9 @@ def _locate(swift_dir: str, account: str, container: str, obj: str) -> dict:
     import swift.common.utils as utils
     from swift.common.ring import Ring
 
+    from clusters.ring_files import forbid_pickle
+
+    forbid_pickle()
     utils.validate_hash_conf()  # as a server does before its first request
     ring = Ring(swift_dir, ring_name="object")
     partition, nodes = ring.get_nodes(account, container, obj)

@@ -76,6 +76,9 @@ def _stage(rings_dir: str, rings: list[str]) -> dict[str, bool]:
     """{ring: staged}: the builder's ring staged where it is not the admin's ring file."""
     from swift.common.ring import RingBuilder
 
+    from clusters.ring_files import forbid_pickle
+
+    forbid_pickle()
     out = {}
     for ring_type in rings:
         builder = RingBuilder.load(os.path.join(rings_dir, f"{ring_type}.builder"))
@@ -96,6 +99,9 @@ def _stage(rings_dir: str, rings: list[str]) -> dict[str, bool]:
 def _edit(rings_dir: str, change: dict[str, Any]) -> dict[str, Any]:
     from swift.common.ring import RingBuilder
 
+    from clusters.ring_files import forbid_pickle
+
+    forbid_pickle()
     out = {}
     for ring_type in change["rings"]:
         builder = RingBuilder.load(os.path.join(rings_dir, f"{ring_type}.builder"))

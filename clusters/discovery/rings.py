@@ -60,6 +60,9 @@ def read_rings(files: list[Path], timeout_s: float = 60.0) -> dict[str, dict[str
 def _dump(files: list[str]) -> dict[str, dict[str, Any]]:
     from swift.common.ring import RingData
 
+    from clusters.ring_files import forbid_pickle
+
+    forbid_pickle()
     rings = {}
     for file in files:
         try:
