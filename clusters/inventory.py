@@ -34,6 +34,7 @@ reports every problem at once, so a bad file gives one clear message.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +46,19 @@ from .exceptions import InventoryError, UnknownCluster
 
 KINDS = ("ceph", "swift")
 PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # a node's name
+# what goes into commands run on a node is checked for its shape here, once, besides being
+# quoted where it is used: a unit name (systemd's escapes included), an absolute path of
+# plain characters with no '..', a host name or an IP address
+UNIT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9:_.@\\-]*")
+PLAIN_PATH = re.compile(r"/[A-Za-z0-9._/@:+,=~-]*")
+HOST_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*"
+                       r"[A-Za-z0-9])?)*")
+SHAPES = {
+    "name": (PLAIN_NAME, "letters, digits, '.', '_' or '-'"),
+    "unit": (UNIT_NAME, "a systemd unit name: letters, digits, ':', '_', '.', '@', '\\' or '-'"),
+    "path": (PLAIN_PATH, "an absolute path of letters, digits and . _ / @ : + , = ~ -, "
+                         "with no '..'"),
+}
 
 
 @dataclass(frozen=True)
@@ -216,6 +230,7 @@ def _parse_cluster(name: str, spec: Any, problems: list[str]) -> Cluster | None:
         if disk is not None:
             if disk.node not in node_names:
                 problems.append(f"{where}: disk {disk.device} is on unknown node {disk.node!r}")
+            problems.extend(_disk_problems(where, disk))
             disks.append(disk)
     services = []
     for s in _list(spec, "services", where, problems):
@@ -226,6 +241,7 @@ def _parse_cluster(name: str, spec: Any, problems: list[str]) -> Cluster | None:
         if service.node is not None and service.node not in node_names:
             problems.append(f"{where}: service {service.name} is on unknown node {service.node!r}")
         problems.extend(_service_problems(where, service, spec.get("client")))
+        problems.extend(_shape_problems_of_service(where, service))
         if service.name in {s.name for s in services}:
             problems.append(f"{where}: service {service.name} is listed twice")
         services.append(service)
@@ -241,6 +257,52 @@ def _parse_cluster(name: str, spec: Any, problems: list[str]) -> Cluster | None:
 
 
 MANAGERS = ("pid_file", "systemd", "cephadm")
+
+
+def shape_problem(what: str, value: Any, shape: str) -> str | None:
+    """None if `value` (None or a string) has the shape; else the problem, naming `what`."""
+    if value is None or value == "TODO":  # discovery's marker of what it could not learn
+        return None
+    pattern, says = SHAPES[shape]
+    text = value if isinstance(value, str) else None
+    if text is None or not pattern.fullmatch(text) or (
+            shape == "path" and ".." in text.split("/")):
+        return f"{what} {value!r} must be {says} (it goes into commands run on the node)"
+    return None
+
+
+def address_problem(what: str, value: str) -> str | None:
+    """None for an IP address or a host name; else the problem."""
+    try:
+        ipaddress.ip_address(value)
+        return None
+    except ValueError:
+        pass
+    if HOST_NAME.fullmatch(value) and len(value) <= 253:
+        return None
+    return f"{what} {value!r} must be an IP address or a host name"
+
+
+def _disk_problems(where: str, disk: Disk) -> list[str]:
+    checks = ((f"disk {disk.device!r} device", disk.device, "path"),
+              (f"disk {disk.device!r} mount", disk.mount, "path"),
+              (f"disk {disk.device!r} swift_device", disk.swift_device, "name"))
+    problems = [shape_problem(what, value, shape) for what, value, shape in checks]
+    if disk.osd is not None and (isinstance(disk.osd, bool) or not isinstance(disk.osd, int)
+                                 or disk.osd < 0):
+        problems.append(f"disk {disk.device!r} osd must be a whole number >= 0, "
+                        f"not {disk.osd!r}")
+    return [f"{where}: {p}" for p in problems if p]
+
+
+def _shape_problems_of_service(where: str, service: Service) -> list[str]:
+    name = f"service {service.name!r}"
+    checks = ((name, service.name, "name"), (f"{name} unit", service.unit, "unit"),
+              (f"{name} pid_file", service.pid_file, "path"),
+              (f"{name} program", service.program, "name"),
+              (f"{name} kind", service.kind, "name"))
+    problems = [shape_problem(what, value, shape) for what, value, shape in checks]
+    return [f"{where}: {p}" for p in problems if p]
 
 
 def _service_problems(where: str, service: Service, client: Any) -> list[str]:
@@ -315,6 +377,12 @@ def _parse_node(where: str, raw: Any, ssh_defaults: dict, problems: list[str]) -
             problems += _ipmi_problems(f"{where}: node {raw['name']} power (ipmi)", power)
         elif power["type"] == "netns" and not raw.get("netns"):
             problems.append(f"{where}: node {raw['name']} power netns needs the node's netns")
+    node = f"{where}: node {raw['name']}"
+    found = [address_problem(f"{node} address", str(raw["address"])),
+             shape_problem(f"{node} zone", raw.get("zone"), "name"),
+             shape_problem(f"{node} netns", raw.get("netns"), "name"),
+             shape_problem(f"{node} memory_cgroup", raw.get("memory_cgroup"), "path")]
+    problems.extend(p for p in found if p)
     return Node(name=str(raw["name"]), address=str(raw["address"]), zone=raw.get("zone"),
                 ssh=ssh, netns=raw.get("netns"), memory_cgroup=raw.get("memory_cgroup"),
                 power=power)
