@@ -11,8 +11,8 @@ cluster name to its description:
           user: root
           port: 22
           key_file: /path/id_ed25519
-          known_hosts: /path/known_hosts
-          verify_host_keys: true        # false only if you accept MITM risk
+          known_hosts: /path/known_hosts  # the nodes' host keys; a key not there is refused
+          host_keys: verify             # or tofu: trust a node's first key, refuse a change
         nodes:
           - {name: node1, address: 10.77.0.11, zone: zone1}
         disks:
@@ -45,10 +45,12 @@ import yaml
 from .exceptions import InventoryError, UnknownCluster
 
 KINDS = ("ceph", "swift")
+HOST_KEY_MODES = ("verify", "tofu")
 PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # a node's name
 # what goes into commands run on a node is checked for its shape here, once, besides being
 # quoted where it is used: a unit name (systemd's escapes included), an absolute path of
 # plain characters with no '..', a host name or an IP address
+PLAIN_USER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*")
 UNIT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9:_.@\\-]*")
 PLAIN_PATH = re.compile(r"/[A-Za-z0-9._/@:+,=~-]*")
 HOST_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*"
@@ -67,7 +69,10 @@ class SshAccess:
     port: int = 22
     key_file: str | None = None
     known_hosts: str | None = None
-    verify_host_keys: bool = True
+    # "verify": every node's key must be in known_hosts; "tofu": a node not there yet has its
+    # first key recorded under FAULTLINE_HOME (clusters/host_keys.py), a changed key refused
+    host_keys: str = "verify"
+    verify_host_keys: bool = True  # kept so older inventories load; false is refused
 
 
 @dataclass(frozen=True)
@@ -327,12 +332,25 @@ def _ipmi_problems(where: str, power: dict) -> list[str]:
     """The optional ipmitool settings of a BMC: its UDP port (623 if unset), its interface
     (lanplus if unset) and cipher suite (-C; 3 if unset, so ipmitool skips its 10 s probe)."""
     problems = []
-    for key, low, high in (("port", 1, 65535), ("cipher_suite", 0, 17)):
+    if power.get("cipher_suite") == 0 and power.get("cipher_suite") is not False:
+        problems.append(f"{where}: cipher_suite 0 is refused: it authenticates nothing "
+                        "(anyone on the BMC's network can power the node off); use 3 (the "
+                        "default) or 17")
+    for key, low, high in (("port", 1, 65535), ("cipher_suite", 1, 17)):
         value = power.get(key)
+        if key == "cipher_suite" and value == 0 and value is not False:
+            continue  # said above
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                   or not low <= value <= high):
             problems.append(f"{where}: {key} must be a whole number {low}..{high}, "
                             f"not {value!r}")
+    address = power.get("address")
+    if isinstance(address, str) and address:
+        problems.append(address_problem(f"{where}: address", address))
+    user = power.get("user")
+    if user is not None and not (isinstance(user, str) and PLAIN_USER.fullmatch(user)):
+        problems.append(f"{where}: user {user!r} must be letters, digits, '.', '_' or '-'")
+    problems = [p for p in problems if p]
     if power.get("interface", "lanplus") not in ("lan", "lanplus"):
         problems.append(f"{where}: interface must be lan or lanplus, not "
                         f"{power['interface']!r}")
@@ -360,9 +378,14 @@ def _parse_node(where: str, raw: Any, ssh_defaults: dict, problems: list[str]) -
     if isinstance(ssh.port, bool) or not isinstance(ssh.port, int) or not 0 < ssh.port < 65536:
         problems.append(f"{where}: node {raw['name']} ssh port must be 1..65535, "
                         f"not {ssh.port!r}")
-    if not isinstance(ssh.verify_host_keys, bool):
-        problems.append(f"{where}: node {raw['name']} ssh verify_host_keys must be true or "
-                        f"false, not {ssh.verify_host_keys!r}")
+    if ssh.verify_host_keys is not True:
+        problems.append(f"{where}: node {raw['name']} ssh verify_host_keys: "
+                        f"{ssh.verify_host_keys!r} is refused (it took any host key): set "
+                        "host_keys: tofu to trust each node's first key and refuse a changed "
+                        "one, or give known_hosts")
+    if ssh.host_keys not in HOST_KEY_MODES:
+        problems.append(f"{where}: node {raw['name']} ssh host_keys must be "
+                        f"{' or '.join(HOST_KEY_MODES)}, not {ssh.host_keys!r}")
     power = raw.get("power")
     if power is not None:
         kinds = ("ipmi", "ssh", "netns")
