@@ -16,8 +16,12 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
+import os
 import pickle
-from typing import Any
+import sys
+from collections.abc import Callable
+from typing import Any, NoReturn
 
 RING_MAGIC = b"R1NG"
 BUILDER_GLOBALS = {("array", "array")}
@@ -73,6 +77,32 @@ def forbid_pickle() -> None:
     builder.pickle = _PickleForRings(load_builder_dict)
 
 
+def check_builder_file(path: str) -> None:
+    """RingFileRefused naming the builder and the global it names, if it names any but
+    array.array (Swift's own load would only say "Ring Builder file is invalid")."""
+    try:
+        with open(path, "rb") as fp:
+            load_builder_dict(fp)
+    except RingFileRefused:
+        raise
+    except (OSError, pickle.UnpicklingError, EOFError, ValueError, TypeError) as exc:
+        raise RingFileRefused(f"cannot read the Swift ring builder {path}: {exc}") from None
+
+
+def answer(produce: Callable[[], Any]) -> NoReturn:
+    """The main of a child process that reads rings: print what `produce` returns as JSON,
+    or one line saying why it failed (a ring or builder refused), and leave without the
+    interpreter's teardown, where eventlet's greenlets complain last and hide the reason."""
+    try:
+        out = json.dumps(produce())
+    except Exception as exc:  # noqa: BLE001 - whatever Swift raises, one line for the parent
+        said = str(exc) if isinstance(exc, RingFileRefused) else f"{type(exc).__name__}: {exc}"
+        print(said, file=sys.stderr, flush=True)
+        os._exit(2)
+    print(out, flush=True)
+    os._exit(0)
+
+
 def is_r1ng(path: str) -> bool:
     """Whether a ring file is in the R1NG format (gzip, then the magic)."""
     with gzip.open(path, "rb") as fp:
@@ -91,4 +121,5 @@ def check_ring_file(path: str) -> None:
         _refuse_pickled_ring(named)
 
 
-__all__ = ["RingFileRefused", "check_ring_file", "forbid_pickle", "load_builder_dict"]
+__all__ = ["RingFileRefused", "answer", "check_builder_file", "check_ring_file",
+           "forbid_pickle", "load_builder_dict"]

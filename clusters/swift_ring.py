@@ -114,4 +114,6 @@ def _dump(swift_dir: str) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    print(json.dumps(_dump(sys.argv[1])))
+    from clusters.ring_files import answer
+
+    answer(lambda: _dump(sys.argv[1]))
