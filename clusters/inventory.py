@@ -256,6 +256,9 @@ def _parse_cluster(name: str, spec: Any, problems: list[str]) -> Cluster | None:
         client = {}
     if kind == "ceph" and "conf" not in client:
         problems.append(f"{where}: client.conf (path of ceph.conf) is required")
+    ring_dir = shape_problem("client.node_swift_dir", client.get("node_swift_dir"), "path")
+    if ring_dir:  # where scale writes the rings on each node
+        problems.append(f"{where}: {ring_dir}")
     return Cluster(name=name, kind=str(kind), nodes=tuple(nodes), disks=tuple(disks),
                    services=tuple(services), client=dict(client), lab=bool(spec.get("lab")),
                    release=str(spec["release"]) if spec.get("release") else None)
