@@ -14,11 +14,11 @@ import time
 
 from chaoslib.exceptions import ActivityFailed
 
-from clusters import fault_ledger, services, swift_scale, swift_scaling
+from clusters import fault_ledger, services, swift_admin, swift_scale, swift_scaling
 from clusters.config import cluster_from_configuration
 from clusters.exceptions import ClusterError, InvalidScale
 from clusters.inventory import Cluster, Service
-from clusters.swift_admin import DEFAULT_PORTS, SwiftAdmin, answers_healthcheck, proxy_address
+from clusters.swift_admin import DEFAULT_PORTS, SwiftAdmin, proxy_address
 
 from .safety import (
     check_blast_radius,
@@ -163,13 +163,9 @@ def start_server(server: str = "object", node: str = "node1", timeout_s: float =
         outcome = undo_process_fault(cluster, service, fault, strike=False)
     except ClusterError as exc:
         raise ActivityFailed(f"start_server: {exc}") from None
-    if server == "proxy":
-        address, port = proxy_address(cluster) or ("127.0.0.1", 80)
-    else:
-        ports = {**DEFAULT_PORTS, **(cluster.client.get("ports") or {})}
-        address, port = cluster.node(node).address, ports[server]
+    address, port = _healthcheck_endpoint(cluster, server, node)
     deadline = time.monotonic() + timeout_s
-    while not answers_healthcheck(address, port):
+    while not swift_admin.answers_healthcheck(address, port):
         if time.monotonic() > deadline:
             raise ActivityFailed(f"{service.name} started but not answering on "
                                  f"{address}:{port} after {timeout_s:.0f} s")
@@ -177,6 +173,31 @@ def start_server(server: str = "object", node: str = "node1", timeout_s: float =
     ledger_restored(cluster, f"daemon:{service.name}")
     return {**restore_report([outcome]), "service": service.name, "node": service.node,
             "started": outcome["started_by_restore"]}
+
+
+def _healthcheck_endpoint(cluster: Cluster, server: str, node: str) -> tuple[str, int]:
+    """Where the inventory says `server` on `node` answers: the proxy at the auth URL's host
+    and port, a storage server at its node's address and the cluster's port for it. Never an
+    address an experiment names."""
+    if server == "proxy":
+        endpoint = proxy_address(cluster)
+        if endpoint is None:
+            raise ActivityFailed(f"{cluster.name} has no client.auth_url: the proxy's address "
+                                 "is not in the inventory")
+        return endpoint
+    ports = {**DEFAULT_PORTS, **(cluster.client.get("ports") or {})}
+    return cluster.node(node).address, int(ports[server])
+
+
+def answers_healthcheck(server: str = "object", node: str = "node1",
+                        configuration: dict = None) -> bool:
+    """Whether Swift `server` ("object", "container", "account" or "proxy") on inventory node
+    `node` answers GET /healthcheck with OK. It reaches only where the inventory says that
+    server listens: it takes no address or port, so it cannot probe anything else."""
+    cluster = cluster_from_configuration(configuration)
+    _service(cluster, server, node)  # ActivityFailed naming an unknown server or node
+    address, port = _healthcheck_endpoint(cluster, server, node)
+    return swift_admin.answers_healthcheck(address, port)
 
 
 def _scale_device(cluster: Cluster, arguments: dict, zone: int = 0) -> swift_scale.ScaleDevice:

@@ -159,7 +159,7 @@ def make_disk_command(osd: NewOsd) -> str:
 
 def mkfs_command(osd: NewOsd) -> str:
     log = shlex.quote(osd.log)
-    return (f"ulimit -c 0; ceph-osd {_options(osd)} --mkfs --osd-uuid {osd.uuid} "
+    return (f"ulimit -c 0; ceph-osd {_options(osd)} --mkfs --osd-uuid {shlex.quote(osd.uuid)} "
             f"</dev/null >>{log} 2>&1 || {{ tail -5 {log} >&2; exit 1; }}")
 
 

@@ -20,7 +20,8 @@ itself, only where to find it:
             user: faultline:swift
             key_env: FAULTLINE_RGW_KEY
 
-A key file's surrounding whitespace (its trailing newline) is not part of the key.
+A key file's surrounding whitespace (its trailing newline) is not part of the key. It must
+be private (clusters/private_files.py): a key file others can read is refused.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from typing import Any
 
 from .exceptions import CredentialsError
 from .inventory import Cluster
+from .private_files import check_private
 
 KEY_SOURCES = ("key_file", "key_env")
 
@@ -104,6 +106,7 @@ def _key_from_file(path: Path, cluster: str) -> str:
             f"cannot read the Swift key file {path} of cluster {cluster!r}: {reason}") from None
     if not key:
         raise CredentialsError(f"the Swift key file {path} of cluster {cluster!r} is empty")
+    check_private(path, f"Swift key file of cluster {cluster!r}")
     return key
 
 

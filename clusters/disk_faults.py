@@ -29,7 +29,8 @@ def is_mounted(mount: str) -> str:
 
 def fail_command(disk: Disk) -> str:
     mount = shlex.quote(disk.mount)
-    return (f"{is_mounted(disk.mount)} || {{ echo '{disk.mount} is not mounted' >&2; exit 3; }}"
+    said = shlex.quote(f"{disk.mount} is not mounted")
+    return (f"{is_mounted(disk.mount)} || {{ echo {said} >&2; exit 3; }}"
             f"; xfs_io -x -c 'shutdown -f' {mount} && umount -l {mount}")
 
 
@@ -47,7 +48,9 @@ def restore_command(disk: Disk, replace: bool = False) -> str:
         f"{mkfs}mount -t xfs -o noatime,nouuid \"$dev\" {mount} "
         f"|| {{ losetup -d \"$dev\"; exit 6; }}; "
         f"else dev={device}; {mkfs}"
-        f"if grep -qs \"[[:space:]]{disk.mount}[[:space:]]\" /etc/fstab; "
+        # the mount point as awk data (fstab's second field), never as pattern or shell text
+        f"if awk -v m={mount} '$2 == m {{ found = 1 }} END {{ exit !found }}' /etc/fstab "
+        "2>/dev/null; "
         f"then mount {mount}; else mount {device} {mount}; fi; fi")
 
 

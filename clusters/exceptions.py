@@ -9,6 +9,7 @@
      +-- BmcUnavailable        a node's BMC does not answer or refuses the login
      +-- AdminCommandFailed    a Ceph mon command failed or timed out
      +-- CredentialsError      client credentials are not configured or cannot be read
+     |    +-- InsecureSecretFile  a key or password file others can read, or not ours
      +-- FaultLedgerError      the local fault ledger file cannot be read
      +-- BlastRadiusExceeded   a fault would leave data unavailable or on its last copy
      +-- InvalidCorruption     a corruption's arguments do not make sense on the cluster
@@ -54,6 +55,10 @@ class AdminCommandFailed(ClusterError):
 
 class CredentialsError(ClusterError):
     pass
+
+
+class InsecureSecretFile(CredentialsError):
+    """A key or password file named in the inventory is open to other users, or theirs."""
 
 
 class FaultLedgerError(ClusterError):

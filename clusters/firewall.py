@@ -21,6 +21,9 @@ TABLE = "faultline"
 
 
 def isolation_ruleset(ssh_port: int) -> str:
+    if isinstance(ssh_port, bool) or not isinstance(ssh_port, int) or not 0 < ssh_port < 65536:
+        raise RemoteCommandFailed(f"the SSH port in the isolation rules must be 1..65535, "
+                                  f"not {ssh_port!r}")
     return f"""\
 table inet {TABLE}
 delete table inet {TABLE}

@@ -11,8 +11,8 @@ cluster name to its description:
           user: root
           port: 22
           key_file: /path/id_ed25519
-          known_hosts: /path/known_hosts
-          verify_host_keys: true        # false only if you accept MITM risk
+          known_hosts: /path/known_hosts  # the nodes' host keys; a key not there is refused
+          host_keys: verify             # or tofu: trust a node's first key, refuse a change
         nodes:
           - {name: node1, address: 10.77.0.11, zone: zone1}
         disks:
@@ -34,6 +34,7 @@ reports every problem at once, so a bad file gives one clear message.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,7 +45,22 @@ import yaml
 from .exceptions import InventoryError, UnknownCluster
 
 KINDS = ("ceph", "swift")
+HOST_KEY_MODES = ("verify", "tofu")
 PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # a node's name
+# what goes into commands run on a node is checked for its shape here, once, besides being
+# quoted where it is used: a unit name (systemd's escapes included), an absolute path of
+# plain characters with no '..', a host name or an IP address
+PLAIN_USER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*")
+UNIT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9:_.@\\-]*")
+PLAIN_PATH = re.compile(r"/[A-Za-z0-9._/@:+,=~-]*")
+HOST_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*"
+                       r"[A-Za-z0-9])?)*")
+SHAPES = {
+    "name": (PLAIN_NAME, "letters, digits, '.', '_' or '-'"),
+    "unit": (UNIT_NAME, "a systemd unit name: letters, digits, ':', '_', '.', '@', '\\' or '-'"),
+    "path": (PLAIN_PATH, "an absolute path of letters, digits and . _ / @ : + , = ~ -, "
+                         "with no '..'"),
+}
 
 
 @dataclass(frozen=True)
@@ -53,7 +69,10 @@ class SshAccess:
     port: int = 22
     key_file: str | None = None
     known_hosts: str | None = None
-    verify_host_keys: bool = True
+    # "verify": every node's key must be in known_hosts; "tofu": a node not there yet has its
+    # first key recorded under FAULTLINE_HOME (clusters/host_keys.py), a changed key refused
+    host_keys: str = "verify"
+    verify_host_keys: bool = True  # kept so older inventories load; false is refused
 
 
 @dataclass(frozen=True)
@@ -216,6 +235,7 @@ def _parse_cluster(name: str, spec: Any, problems: list[str]) -> Cluster | None:
         if disk is not None:
             if disk.node not in node_names:
                 problems.append(f"{where}: disk {disk.device} is on unknown node {disk.node!r}")
+            problems.extend(_disk_problems(where, disk))
             disks.append(disk)
     services = []
     for s in _list(spec, "services", where, problems):
@@ -226,6 +246,7 @@ def _parse_cluster(name: str, spec: Any, problems: list[str]) -> Cluster | None:
         if service.node is not None and service.node not in node_names:
             problems.append(f"{where}: service {service.name} is on unknown node {service.node!r}")
         problems.extend(_service_problems(where, service, spec.get("client")))
+        problems.extend(_shape_problems_of_service(where, service))
         if service.name in {s.name for s in services}:
             problems.append(f"{where}: service {service.name} is listed twice")
         services.append(service)
@@ -235,12 +256,61 @@ def _parse_cluster(name: str, spec: Any, problems: list[str]) -> Cluster | None:
         client = {}
     if kind == "ceph" and "conf" not in client:
         problems.append(f"{where}: client.conf (path of ceph.conf) is required")
+    ring_dir = shape_problem("client.node_swift_dir", client.get("node_swift_dir"), "path")
+    if ring_dir:  # where scale writes the rings on each node
+        problems.append(f"{where}: {ring_dir}")
     return Cluster(name=name, kind=str(kind), nodes=tuple(nodes), disks=tuple(disks),
                    services=tuple(services), client=dict(client), lab=bool(spec.get("lab")),
                    release=str(spec["release"]) if spec.get("release") else None)
 
 
 MANAGERS = ("pid_file", "systemd", "cephadm")
+
+
+def shape_problem(what: str, value: Any, shape: str) -> str | None:
+    """None if `value` (None or a string) has the shape; else the problem, naming `what`."""
+    if value is None or value == "TODO":  # discovery's marker of what it could not learn
+        return None
+    pattern, says = SHAPES[shape]
+    text = value if isinstance(value, str) else None
+    if text is None or not pattern.fullmatch(text) or (
+            shape == "path" and ".." in text.split("/")):
+        return f"{what} {value!r} must be {says} (it goes into commands run on the node)"
+    return None
+
+
+def address_problem(what: str, value: str) -> str | None:
+    """None for an IP address or a host name; else the problem."""
+    try:
+        ipaddress.ip_address(value)
+        return None
+    except ValueError:
+        pass
+    if HOST_NAME.fullmatch(value) and len(value) <= 253:
+        return None
+    return f"{what} {value!r} must be an IP address or a host name"
+
+
+def _disk_problems(where: str, disk: Disk) -> list[str]:
+    checks = ((f"disk {disk.device!r} device", disk.device, "path"),
+              (f"disk {disk.device!r} mount", disk.mount, "path"),
+              (f"disk {disk.device!r} swift_device", disk.swift_device, "name"))
+    problems = [shape_problem(what, value, shape) for what, value, shape in checks]
+    if disk.osd is not None and (isinstance(disk.osd, bool) or not isinstance(disk.osd, int)
+                                 or disk.osd < 0):
+        problems.append(f"disk {disk.device!r} osd must be a whole number >= 0, "
+                        f"not {disk.osd!r}")
+    return [f"{where}: {p}" for p in problems if p]
+
+
+def _shape_problems_of_service(where: str, service: Service) -> list[str]:
+    name = f"service {service.name!r}"
+    checks = ((name, service.name, "name"), (f"{name} unit", service.unit, "unit"),
+              (f"{name} pid_file", service.pid_file, "path"),
+              (f"{name} program", service.program, "name"),
+              (f"{name} kind", service.kind, "name"))
+    problems = [shape_problem(what, value, shape) for what, value, shape in checks]
+    return [f"{where}: {p}" for p in problems if p]
 
 
 def _service_problems(where: str, service: Service, client: Any) -> list[str]:
@@ -265,12 +335,25 @@ def _ipmi_problems(where: str, power: dict) -> list[str]:
     """The optional ipmitool settings of a BMC: its UDP port (623 if unset), its interface
     (lanplus if unset) and cipher suite (-C; 3 if unset, so ipmitool skips its 10 s probe)."""
     problems = []
-    for key, low, high in (("port", 1, 65535), ("cipher_suite", 0, 17)):
+    if power.get("cipher_suite") == 0 and power.get("cipher_suite") is not False:
+        problems.append(f"{where}: cipher_suite 0 is refused: it authenticates nothing "
+                        "(anyone on the BMC's network can power the node off); use 3 (the "
+                        "default) or 17")
+    for key, low, high in (("port", 1, 65535), ("cipher_suite", 1, 17)):
         value = power.get(key)
+        if key == "cipher_suite" and value == 0 and value is not False:
+            continue  # said above
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                   or not low <= value <= high):
             problems.append(f"{where}: {key} must be a whole number {low}..{high}, "
                             f"not {value!r}")
+    address = power.get("address")
+    if isinstance(address, str) and address:
+        problems.append(address_problem(f"{where}: address", address))
+    user = power.get("user")
+    if user is not None and not (isinstance(user, str) and PLAIN_USER.fullmatch(user)):
+        problems.append(f"{where}: user {user!r} must be letters, digits, '.', '_' or '-'")
+    problems = [p for p in problems if p]
     if power.get("interface", "lanplus") not in ("lan", "lanplus"):
         problems.append(f"{where}: interface must be lan or lanplus, not "
                         f"{power['interface']!r}")
@@ -298,9 +381,14 @@ def _parse_node(where: str, raw: Any, ssh_defaults: dict, problems: list[str]) -
     if isinstance(ssh.port, bool) or not isinstance(ssh.port, int) or not 0 < ssh.port < 65536:
         problems.append(f"{where}: node {raw['name']} ssh port must be 1..65535, "
                         f"not {ssh.port!r}")
-    if not isinstance(ssh.verify_host_keys, bool):
-        problems.append(f"{where}: node {raw['name']} ssh verify_host_keys must be true or "
-                        f"false, not {ssh.verify_host_keys!r}")
+    if ssh.verify_host_keys is not True:
+        problems.append(f"{where}: node {raw['name']} ssh verify_host_keys: "
+                        f"{ssh.verify_host_keys!r} is refused (it took any host key): set "
+                        "host_keys: tofu to trust each node's first key and refuse a changed "
+                        "one, or give known_hosts")
+    if ssh.host_keys not in HOST_KEY_MODES:
+        problems.append(f"{where}: node {raw['name']} ssh host_keys must be "
+                        f"{' or '.join(HOST_KEY_MODES)}, not {ssh.host_keys!r}")
     power = raw.get("power")
     if power is not None:
         kinds = ("ipmi", "ssh", "netns")
@@ -315,6 +403,12 @@ def _parse_node(where: str, raw: Any, ssh_defaults: dict, problems: list[str]) -
             problems += _ipmi_problems(f"{where}: node {raw['name']} power (ipmi)", power)
         elif power["type"] == "netns" and not raw.get("netns"):
             problems.append(f"{where}: node {raw['name']} power netns needs the node's netns")
+    node = f"{where}: node {raw['name']}"
+    found = [address_problem(f"{node} address", str(raw["address"])),
+             shape_problem(f"{node} zone", raw.get("zone"), "name"),
+             shape_problem(f"{node} netns", raw.get("netns"), "name"),
+             shape_problem(f"{node} memory_cgroup", raw.get("memory_cgroup"), "path")]
+    problems.extend(p for p in found if p)
     return Node(name=str(raw["name"]), address=str(raw["address"]), zone=raw.get("zone"),
                 ssh=ssh, netns=raw.get("netns"), memory_cgroup=raw.get("memory_cgroup"),
                 power=power)

@@ -25,6 +25,7 @@ touched.
 
 from __future__ import annotations
 
+import ipaddress
 import shlex
 from dataclasses import dataclass
 
@@ -121,12 +122,28 @@ def receivers(cluster: Cluster, fault: LinkFault) -> dict[str, list[str] | None]
     return out
 
 
+def rule_address(address: str) -> str:
+    """An IPv4 address as the rule text writes it, parsed first: an inventory's address is
+    never pasted into nftables rules as it is (`ip saddr` matches IPv4 only)."""
+    try:
+        return str(ipaddress.IPv4Address(str(address)))
+    except ValueError:
+        raise InvalidLinkFault(f"a lossy link matches nodes by IPv4 address; {address!r} "
+                               "is not one") from None
+
+
 def ruleset(fault: LinkFault, sources: list[str] | None, ssh_port: int,
             police: bool = True) -> str:
     """The nftables table for one receiving node (atomically replaces an older one);
     `police`: with the cap's rate limit (a lossy node's peers leave the cap of what it
     sends to the node's own tbf)."""
-    match = f"ip saddr {{ {', '.join(sources)} }} " if sources is not None else ""
+    if sources is not None:
+        match = f"ip saddr {{ {', '.join(rule_address(s) for s in sources)} }} "
+    else:
+        match = ""
+    if isinstance(ssh_port, bool) or not isinstance(ssh_port, int) or not 0 < ssh_port < 65536:
+        raise InvalidLinkFault(f"the SSH port in an nftables rule must be 1..65535, "
+                               f"not {ssh_port!r}")
     rules = ['iif "lo" accept', f"tcp dport {ssh_port} accept",
              f'{match}counter name "seen"']
     if fault.loss_percent:

@@ -24,8 +24,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from . import firewall, services, supervision
-from .exceptions import BmcUnavailable, NodeUnreachable, RemoteCommandFailed
+from .exceptions import BmcUnavailable, InventoryError, NodeUnreachable, RemoteCommandFailed
 from .inventory import Cluster, Node
+from .private_files import check_private
 from .ssh import run_on_node
 
 SSH_BACK_TIMEOUT_S = 600.0
@@ -33,6 +34,9 @@ IPMI_TIMEOUT_S = 60.0
 # before a run, a BMC that does not answer is told in ~2 s (ipmitool's default: 20 s)
 IPMI_PROBE_OPTIONS = ("-N", "1", "-R", "1", "-v")
 DEFAULT_CIPHER_SUITE = 3
+UNAUTHENTICATED_CIPHER_SUITE = 0
+CIPHER_SUITE_0 = ("cipher_suite 0 is refused: it authenticates nothing (anyone on the BMC's "
+                  "network can power the node off); use 3 (the default) or 17")
 
 
 def controller_of(node: Node) -> str:
@@ -60,7 +64,10 @@ def ipmitool_argv(power: dict, *command: str, probe: bool = False) -> list[str]:
     interface = power.get("interface", "lanplus")
     argv = ["ipmitool", "-I", interface]
     if interface == "lanplus":
-        argv += ["-C", str(power.get("cipher_suite", DEFAULT_CIPHER_SUITE))]
+        suite = power.get("cipher_suite", DEFAULT_CIPHER_SUITE)
+        if suite == UNAUTHENTICATED_CIPHER_SUITE:
+            raise InventoryError(CIPHER_SUITE_0)
+        argv += ["-C", str(suite)]
     argv += ["-H", power["address"]]
     if power.get("port") is not None:
         argv += ["-p", str(power["port"])]
@@ -84,6 +91,8 @@ def _ipmi(node: Node, *command: str, probe: bool = False) -> str:
     """Run an ipmitool command on the node's BMC; its output, or BmcUnavailable saying
     whether the BMC did not answer or refused the login."""
     argv = ipmitool_argv(node.power or {}, *command, probe=probe)
+    check_private((node.power or {}).get("password_file") or "",
+                  f"BMC password file of node {node.name}")
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=IPMI_TIMEOUT_S)
     except subprocess.TimeoutExpired:

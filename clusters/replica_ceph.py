@@ -186,9 +186,9 @@ def tool_script(corruption: Corruption, conf: str | None) -> str:
     flip = bytes(b ^ 0xFF for b in bytes.fromhex(corruption.good))
     return (f"set -e; t={scratch}; trap 'rm -f \"$t\" \"$t\".check' EXIT; "
             f"{tool} get-bytes \"$t\"; "
-            f"[ \"$(md5sum < \"$t\" | cut -c1-32)\" = {corruption.md5} ] || "
-            f"{{ echo \"{corruption.replica}'s copy does not hold the object's content\" >&2; "
-            "exit 4; }; "
+            f"[ \"$(md5sum < \"$t\" | cut -c1-32)\" = {shlex.quote(corruption.md5)} ] || "
+            f"{{ echo {shlex.quote(f'{corruption.replica} copy does not hold the content')} "
+            ">&2; exit 4; }; "
             + write_bytes_command('"$t"', corruption.offset, flip) + "; "
             f"{tool} set-bytes \"$t\"; {tool} get-bytes \"$t\".check; "
             "md5sum < \"$t\".check | cut -c1-32")

@@ -173,8 +173,9 @@ def flip_script(corruption: Corruption) -> str:
     data = f"$(ls -1 {shlex.quote(corruption.path)}/*.data 2>/dev/null | tail -n 1)"
     flip = bytes(b ^ 0xFF for b in bytes.fromhex(corruption.good))
     return (f"for i in $(seq 50); do f={data}; [ -n \"$f\" ] && break; sleep 0.2; done; "
-            f"[ -n \"$f\" ] || {{ echo 'no .data file in {corruption.path}' >&2; exit 3; }}; "
-            f"[ \"$(md5sum < \"$f\" | cut -c1-32)\" = {corruption.md5} ] || "
+            f"[ -n \"$f\" ] || {{ echo {shlex.quote(f'no .data file in {corruption.path}')} "
+            ">&2; exit 3; }; "
+            f"[ \"$(md5sum < \"$f\" | cut -c1-32)\" = {shlex.quote(corruption.md5)} ] || "
             f"{{ echo \"$f does not hold the object's content\" >&2; exit 4; }}; "
             + write_bytes_command('"$f"', corruption.offset, flip)
             + "; sync \"$f\"; echo \"$f\"; md5sum < \"$f\" | cut -c1-32")

@@ -14,6 +14,7 @@ from .inventory import Cluster, Service
 from .ssh import CommandResult, run_on_node
 
 # The binary each kind of daemon runs, unless the inventory names another (`program`).
+SIGNALS = ("KILL", "STOP", "CONT", "TERM")  # what faults send; the name goes into shell text
 PROGRAMS = {"osd": "ceph-osd", "mon": "ceph-mon", "mgr": "ceph-mgr", "rgw": "radosgw"}
 
 
@@ -61,9 +62,12 @@ def kill(cluster: Cluster, service: Service, signal: str = "KILL", group: bool =
     fork one per audit) die with it, as on a machine that loses power, instead of living on
     as orphans.
     """
+    if signal not in SIGNALS:
+        raise RemoteCommandFailed(f"signal {signal!r} is not one of {', '.join(SIGNALS)}")
     pid = pid_of(cluster, service)
     if pid is None:
         raise RemoteCommandFailed(f"{service.name} is not running on {service.node or 'here'}")
+    pid = int(pid)  # it goes into shell text
     if group:
         run(cluster, service, f"if [ \"$(ps -o pgid= -p {pid} | tr -d ' ')\" = {pid} ]; "
                               f"then kill -{signal} -{pid}; else kill -{signal} {pid}; fi")

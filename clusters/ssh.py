@@ -1,17 +1,22 @@
 """Run commands on a cluster node over SSH (paramiko).
 
 Host keys are checked against the inventory's known_hosts file; an unknown or
-changed key is refused unless the inventory says `verify_host_keys: false`.
+changed key is refused, unless the inventory says `host_keys: tofu`, where a node's first
+key is recorded and a changed one still refused (clusters/host_keys.py). The key file is
+the inventory's, checked private first; nothing under ~/.ssh is ever used.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import paramiko
 
-from .exceptions import HostKeyMismatch, NodeUnreachable, RemoteCommandFailed
+from . import host_keys
+from .exceptions import ClusterError, HostKeyMismatch, NodeUnreachable, RemoteCommandFailed
 from .inventory import Node
+from .private_files import check_private
 
 
 @dataclass(frozen=True)
@@ -38,39 +43,46 @@ class NodeShell:
 
     def connect(self) -> None:
         access = self.node.ssh
+        if not access.key_file:
+            raise NodeUnreachable(
+                f"node {self.node.name} has no ssh key_file in the inventory (Faultline uses "
+                "only the key the inventory names, never ~/.ssh)")
+        check_private(access.key_file, f"SSH key file of node {self.node.name}")
+        if access.host_keys != "tofu" and not access.known_hosts:
+            raise HostKeyMismatch(
+                f"node {self.node.name} has no known_hosts in the inventory to check its host "
+                "key against: give ssh.known_hosts, or set ssh.host_keys: tofu to trust its "
+                "first key; refusing to connect")
         client = paramiko.SSHClient()
-        if access.verify_host_keys:
-            if access.known_hosts:
-                try:
-                    client.load_host_keys(access.known_hosts)
-                except FileNotFoundError:
-                    raise NodeUnreachable(
-                        f"known_hosts {access.known_hosts} for node {self.node.name} "
-                        "does not exist") from None
-            else:
-                client.load_system_host_keys()
-            client.set_missing_host_key_policy(paramiko.RejectPolicy())
-        else:
-            client.set_missing_host_key_policy(paramiko.AutoAddPolicy())
+        try:
+            host_keys.trust(client, self.node.name, access.known_hosts, access.host_keys)
+        except FileNotFoundError:
+            raise NodeUnreachable(
+                f"known_hosts {access.known_hosts} for node {self.node.name} "
+                "does not exist") from None
         try:
             client.connect(
                 self.node.address, port=access.port, username=access.user,
-                key_filename=access.key_file, timeout=self.connect_timeout,
-                banner_timeout=self.connect_timeout, auth_timeout=self.connect_timeout,
-                allow_agent=False, look_for_keys=access.key_file is None,
+                key_filename=os.path.expanduser(access.key_file),
+                timeout=self.connect_timeout, banner_timeout=self.connect_timeout,
+                auth_timeout=self.connect_timeout, allow_agent=False, look_for_keys=False,
             )
+        except ClusterError:  # refused by trust on first use
+            client.close()
+            raise
         except paramiko.BadHostKeyException as exc:
             client.close()
             raise HostKeyMismatch(
                 f"host key of node {self.node.name} ({self.node.address}) does not match "
-                f"{access.known_hosts}: got {exc.key.get_name()} "
+                f"{access.known_hosts or host_keys.tofu_known_hosts()}: got {exc.key.get_name()} "
                 f"{exc.key.fingerprint}; refusing to connect") from None
         except paramiko.SSHException as exc:
             client.close()
             if "not found in known_hosts" in str(exc):
                 raise HostKeyMismatch(
                     f"node {self.node.name} ({self.node.address}) is not in "
-                    f"{access.known_hosts or 'the system known_hosts'}; refusing to connect"
+                    f"{access.known_hosts}; refusing to connect (host_keys: tofu would trust "
+                    "its first key)"
                 ) from None
             raise NodeUnreachable(
                 f"SSH to node {self.node.name} ({self.node.address}) failed: {exc}") from None

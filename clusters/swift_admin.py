@@ -34,6 +34,7 @@ from urllib.parse import urlsplit
 from .credentials import swift_credentials
 from .exceptions import AdminCommandFailed, ClusterError, NodeUnreachable
 from .inventory import Cluster, Node
+from .ring_files import RingFileRefused, check_ring_file
 from .ssh import NodeShell
 from .swift_ring import RingFacts, read_ring_facts
 
@@ -405,6 +406,13 @@ class SwiftAdmin:
 
     def _tool(self, program: str, timeout_s: float) -> str:
         credentials = swift_credentials(self.cluster)
+        for ring_type in ("object", "container"):  # the tool would unpickle an old ring
+            ring = Path(self.swift_dir) / f"{ring_type}.ring.gz"
+            if ring.exists():
+                try:
+                    check_ring_file(str(ring))
+                except RingFileRefused as exc:
+                    raise AdminCommandFailed(str(exc)) from None
         with tempfile.TemporaryDirectory(prefix="faultline-dispersion-") as tmp:
             conf = Path(tmp) / "dispersion.conf"
             conf.write_text(

@@ -12,7 +12,6 @@ share names a directory that holds nothing, which the corruption refuses to go o
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import tempfile
@@ -51,6 +50,9 @@ def _locate(swift_dir: str, account: str, container: str, obj: str) -> dict:
     import swift.common.utils as utils
     from swift.common.ring import Ring
 
+    from clusters.ring_files import forbid_pickle
+
+    forbid_pickle()
     utils.validate_hash_conf()  # as a server does before its first request
     ring = Ring(swift_dir, ring_name="object")
     partition, nodes = ring.get_nodes(account, container, obj)
@@ -60,4 +62,6 @@ def _locate(swift_dir: str, account: str, container: str, obj: str) -> dict:
 
 
 if __name__ == "__main__":
-    print(json.dumps(_locate(*sys.argv[1:5])))
+    from clusters.ring_files import answer
+
+    answer(lambda: _locate(*sys.argv[1:5]))

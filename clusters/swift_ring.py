@@ -98,6 +98,9 @@ def read_ring_facts(swift_dir: str, timeout_s: float = 60.0) -> RingFacts:
 def _dump(swift_dir: str) -> dict[str, Any]:
     from swift.common.ring import Ring
 
+    from clusters.ring_files import forbid_pickle
+
+    forbid_pickle()
     out: dict[str, Any] = {"replicas": {}, "devices": {}, "primaries": {}}
     for ring_type in RING_TYPES:
         ring = Ring(swift_dir, ring_name=ring_type)
@@ -111,4 +114,6 @@ def _dump(swift_dir: str) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    print(json.dumps(_dump(sys.argv[1])))
+    from clusters.ring_files import answer
+
+    answer(lambda: _dump(sys.argv[1]))

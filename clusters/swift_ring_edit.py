@@ -76,8 +76,12 @@ def _stage(rings_dir: str, rings: list[str]) -> dict[str, bool]:
     """{ring: staged}: the builder's ring staged where it is not the admin's ring file."""
     from swift.common.ring import RingBuilder
 
+    from clusters.ring_files import check_builder_file, forbid_pickle
+
+    forbid_pickle()
     out = {}
     for ring_type in rings:
+        check_builder_file(os.path.join(rings_dir, f"{ring_type}.builder"))
         builder = RingBuilder.load(os.path.join(rings_dir, f"{ring_type}.builder"))
         current = os.path.join(rings_dir, f"{ring_type}.ring.gz")
         staged = os.path.join(rings_dir, f"{ring_type}.ring.gz.staged")
@@ -96,8 +100,12 @@ def _stage(rings_dir: str, rings: list[str]) -> dict[str, bool]:
 def _edit(rings_dir: str, change: dict[str, Any]) -> dict[str, Any]:
     from swift.common.ring import RingBuilder
 
+    from clusters.ring_files import check_builder_file, forbid_pickle
+
+    forbid_pickle()
     out = {}
     for ring_type in change["rings"]:
+        check_builder_file(os.path.join(rings_dir, f"{ring_type}.builder"))
         builder = RingBuilder.load(os.path.join(rings_dir, f"{ring_type}.builder"))
         dev = _find(builder, change["ip"], change["device"])
         moved, op = 0, change["op"]
@@ -128,8 +136,10 @@ def _edit(rings_dir: str, change: dict[str, Any]) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
+    from clusters.ring_files import answer
+
     asked = json.loads(sys.argv[2])
     if asked["op"] == "stage":
-        print(json.dumps(_stage(sys.argv[1], asked["rings"])))
+        answer(lambda: _stage(sys.argv[1], asked["rings"]))
     else:
-        print(json.dumps(_edit(sys.argv[1], asked)))
+        answer(lambda: _edit(sys.argv[1], asked))

@@ -84,6 +84,17 @@ def ensure_password(path: Path) -> str:
     return path.read_text().strip()
 
 
+def write_private(path: Path, text: str) -> None:
+    """Write `path` as a new 0600 file (made with that mode, never chmodded after: no moment
+    when others could read it), then renamed over the old one, whatever the old one's mode."""
+    partial = path.with_name(f".{path.name}.partial")
+    partial.unlink(missing_ok=True)
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(text)
+    os.replace(partial, path)
+
+
 def lan_conf_text(bmc: Bmc, password: str, hook: list[str]) -> str:
     auths = "none md2 md5 straight"
     return "\n".join([
@@ -125,9 +136,7 @@ def start(bmc: Bmc, password: str, hook: list[str]) -> int:
     bmc.state_dir.mkdir(parents=True, exist_ok=True)
     for directory in (bmc.run_dir, bmc.log_dir):
         directory.mkdir(parents=True, exist_ok=True)
-    text = lan_conf_text(bmc, password, hook)
-    bmc.lan_conf.write_text(text)
-    bmc.lan_conf.chmod(0o600)  # it holds the password
+    write_private(bmc.lan_conf, lan_conf_text(bmc, password, hook))  # holds the password
     bmc.emu.write_text(EMU_TEXT)
     with open(bmc.log_file, "ab") as log:
         process = subprocess.Popen(

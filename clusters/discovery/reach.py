@@ -17,6 +17,8 @@ Swift disk templates take {node} and {device} (the ring's device name).
 
 from __future__ import annotations
 
+import re
+import shlex
 import string
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +26,7 @@ from typing import Any
 from ..exceptions import InventoryError
 from .draft import TODO, Entry
 
+PLAIN_FIELD = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@:-]*")
 DAEMON_FIELDS = ("name", "kind", "id", "entity", "node", "program", "fsid")
 DISK_FIELDS = ("node", "device")
 GUESSED_UNITS = ("a unit marked TODO is what Debian's packages call it; --unit, or --pid-file "
@@ -114,18 +117,33 @@ def _template_problems(option: str, template: str, fields: tuple[str, ...]) -> l
     return []
 
 
+def plain_fields(daemon: Daemon) -> dict[str, str]:
+    """The daemon's fields, each checked plain (letters, digits, '.', '_', '-', '@', ':'):
+    a cluster map is read from the cluster, and what it names goes into unit names, paths
+    and start commands; InventoryError naming the field otherwise."""
+    fields = daemon.fields()
+    for key, value in fields.items():
+        if value and not PLAIN_FIELD.fullmatch(value):
+            raise InventoryError(f"discovered {key} {value!r} of {daemon.name!r} is not a "
+                                 "plain name (letters, digits, '.', '_', '-', '@', ':'); "
+                                 "refusing to write it into unit names, paths or commands")
+    return fields
+
+
 def managed(daemon: Daemon, reach: Reach, default_unit: str, default_source: str,
             default_known: bool) -> tuple[dict[str, Any], str, tuple[str, ...]]:
     """How the inventory manages `daemon`: (fields to add, their source, TODOs).
 
     The operator's templates win; else `default_unit`: learned (from an orchestrator) when
     `default_known`, else the distribution's usual unit, which then needs review."""
-    fields = daemon.fields()
+    fields = plain_fields(daemon)
     if reach.unit:
         return {"unit": reach.unit.format(**fields)}, "unit from --unit", ()
     if reach.pid_file:
+        # the start command is shell text: each discovered value goes in quoted, as one word
+        quoted = {k: shlex.quote(v) if v else "" for k, v in fields.items()}
         return ({"pid_file": reach.pid_file.format(**fields),
-                 "start": str(reach.start).format(**fields)},
+                 "start": str(reach.start).format(**quoted)},
                 "pid file and start from --pid-file/--start", ())
     if default_known:
         return {"unit": default_unit}, default_source, ()

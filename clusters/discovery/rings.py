@@ -52,14 +52,18 @@ def read_rings(files: list[Path], timeout_s: float = 60.0) -> dict[str, dict[str
     except subprocess.TimeoutExpired:
         raise InventoryError(f"reading the rings took over {timeout_s:.0f} s") from None
     if done.returncode != 0:
-        first = (done.stderr.strip().splitlines() or ["no output"])[0]
-        raise InventoryError(f"cannot read the Swift ring {first}")
+        # the last line: the reason; runpy's warning about the package may come first
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise InventoryError(f"cannot read the Swift ring {last}")
     return json.loads(done.stdout)
 
 
 def _dump(files: list[str]) -> dict[str, dict[str, Any]]:
     from swift.common.ring import RingData
 
+    from clusters.ring_files import forbid_pickle
+
+    forbid_pickle()
     rings = {}
     for file in files:
         try:

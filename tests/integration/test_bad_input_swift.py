@@ -42,6 +42,7 @@ def _with_fault(**arguments) -> dict:
 def _wrong_key(spec: dict, tmp_path: Path) -> None:
     key = tmp_path / "wrong.key"
     key.write_text("not-the-key\n")
+    key.chmod(0o600)  # a key file others could read is refused before it is tried
     spec["client"]["key_file"] = str(key)
 
 

@@ -52,8 +52,8 @@ def _cluster(power: dict) -> dict:
 @pytest.mark.parametrize(("changes", "problem"), [
     ({"port": 0}, "port must be a whole number 1..65535, not 0"),
     ({"port": "623"}, "port must be a whole number 1..65535, not '623'"),
-    ({"cipher_suite": 18}, "cipher_suite must be a whole number 0..17, not 18"),
-    ({"cipher_suite": True}, "cipher_suite must be a whole number 0..17, not True"),
+    ({"cipher_suite": 18}, "cipher_suite must be a whole number 1..17, not 18"),
+    ({"cipher_suite": True}, "cipher_suite must be a whole number 1..17, not True"),
     ({"interface": "open"}, "interface must be lan or lanplus, not 'open'"),
 ])
 def test_the_inventory_refuses_a_bad_bmc_setting(changes, problem):

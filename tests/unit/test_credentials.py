@@ -24,6 +24,7 @@ def ceph_cluster(**client):
 def key_file(tmp_path):
     path = tmp_path / "swift.key"
     path.write_text("testing\n")
+    path.chmod(0o600)
     return path
 
 
@@ -83,6 +84,18 @@ def test_a_missing_or_malformed_swift_api_is_named_in_one_message(cluster, messa
         swift_credentials(cluster)
 
     assert str(raised.value) == message
+
+
+def test_a_key_file_others_can_read_is_refused_with_its_mode(key_file):
+    key_file.chmod(0o644)
+    cluster = swift_cluster(auth_url=SWIFT_AUTH, user="test:tester", key_file=str(key_file))
+
+    with pytest.raises(CredentialsError) as raised:
+        swift_credentials(cluster)
+
+    assert str(raised.value) == (
+        f"refusing the Swift key file of cluster 'lab-swift' {key_file}: other users can read "
+        f"or change it (mode 0644); make it private with `chmod 600 {key_file}`")
 
 
 def test_an_unreadable_key_file_is_named_with_its_path(tmp_path):
