@@ -14,6 +14,7 @@ from flask import Flask
 
 from . import (  # noqa: F401  (each module adds its routes to the blueprint)
     alerts,
+    audit,
     clusters,
     comparisons,
     context,
@@ -23,6 +24,7 @@ from . import (  # noqa: F401  (each module adds its routes to the blueprint)
     openapi,
     runs,
     schedules,
+    users,
 )
 from .blueprint import bp
 from .params import refuse_nul
