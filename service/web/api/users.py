@@ -19,6 +19,8 @@ from .context import sessions
 from .errors import BadRequest
 from .params import fields, json_body
 
+MAX_TOKEN_DAYS = services.MAX_TOKEN_LIFETIME.days
+
 
 @bp.get("/users")
 @require_role("admin")
@@ -64,6 +66,9 @@ def change_user(name: str):
 def create_token(name: str):
     body = fields(json_body(), required={"name": str}, optional={"expires_in_days": int})
     days = body.get("expires_in_days")
+    if days is not None and not 1 <= days <= MAX_TOKEN_DAYS:
+        raise BadRequest(f"field 'expires_in_days' must be from 1 to {MAX_TOKEN_DAYS}, "
+                         f"not {days}")
     with sessions().begin() as session:
         row, token = services.create_token(session, name, body["name"],
                                            timedelta(days=days) if days is not None else None)
