@@ -134,9 +134,10 @@ def create_token(session: Session, user_name: str, token_name: str,
                                    f"{MAX_TOKEN_LIFETIME.days} days, not {expires_in}")
     user = user_named(session, user_name)
     token = tokens.new_token()
+    now = datetime.now(UTC)
     row = ApiToken(user=user, name=token_name, token_hash=tokens.token_hash(token),
-                   prefix=tokens.shown_prefix(token),
-                   expires_at=datetime.now(UTC) + expires_in if expires_in else None)
+                   prefix=tokens.shown_prefix(token), created_at=now,
+                   expires_at=now + expires_in if expires_in else None)
     session.add(row)
     session.flush()
     return row, token
