@@ -13,10 +13,15 @@ on committed sessions (`api_as`), as an operator's scripts would.
 from __future__ import annotations
 
 import re
+import signal
+import socket
+import subprocess
+import time
 import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
+import requests
 from sqlalchemy import delete, select, text, update
 from web_login import SECRET, csrf_token, log_in
 
@@ -498,3 +503,64 @@ def test_the_audit_page_is_shown_to_an_admin_and_refused_to_an_operator(
     assert 'href="/audit"' in html
     assert refused.status_code == 403
     assert 'href="/audit"' not in operator.get("/").get_data(as_text=True)
+
+
+def test_faultline_serve_with_a_certificate_serves_https_and_a_secure_cookie(
+        env, make_user, tmp_path):
+    """Exploit: "Session cookies ... have no Secure flag" (`faultline serve --certfile
+    --keyfile`, gunicorn's TLS, with a self-signed certificate made here)."""
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    name, password = make_user("viewer")
+    server = subprocess.Popen(
+        ["faultline", "serve", "--port", str(port), "--threads", "2",
+         "--certfile", str(cert), "--keyfile", str(key)],
+        env={**env, "FAULTLINE_SECRET_KEY": SECRET, "FAULTLINE_HOME": str(tmp_path)},
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    url = f"https://127.0.0.1:{port}"
+    browser = requests.Session()
+    browser.trust_env = False  # a CA bundle named in the environment would win over ours
+    browser.verify = str(cert)
+    try:
+        deadline = time.monotonic() + 60
+        while True:  # until it answers over TLS
+            try:
+                assert browser.get(f"{url}/healthz", timeout=2).status_code == 200
+                break
+            except requests.ConnectionError:
+                assert server.poll() is None, server.stderr.read()
+                assert time.monotonic() < deadline, "faultline serve never answered over TLS"
+                time.sleep(0.2)
+        form = browser.get(f"{url}/login").text
+        done = browser.post(f"{url}/login", allow_redirects=False,
+                            headers={"Referer": f"{url}/login"},
+                            data={"name": name, "password": password,
+                                  "csrf_token": csrf_token(form)})
+    finally:
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(timeout=30)
+        finally:
+            if server.poll() is None:
+                server.kill()
+                server.wait()
+
+    assert done.status_code == 302, done.text[:300]
+    [cookie] = [c for c in done.raw.headers.getlist("Set-Cookie") if c.startswith("session=")]
+    assert "; Secure" in cookie and "; HttpOnly" in cookie and "SameSite=Lax" in cookie
+
+
+def test_faultline_serve_refuses_a_certificate_without_its_key(invoke, tmp_path):
+    cert = tmp_path / "cert.pem"
+    cert.write_text("not used")
+
+    result = invoke("serve", "--certfile", str(cert))
+
+    assert (result.exit_code, result.output.strip()) == (
+        2, "error: --certfile and --keyfile go together: give both to serve over HTTPS")
