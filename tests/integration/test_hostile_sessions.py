@@ -22,8 +22,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 import requests
+from serving import chromium_page, served
 from sqlalchemy import delete, select, text, update
-from web_login import SECRET, csrf_token, log_in
+from web_login import SECRET, csrf_token, log_in, log_in_browser
 
 from service.accounts import audit, services
 from service.accounts.models import ApiToken, AuditEvent, LoginFailure, LoginSession, User
@@ -564,3 +565,33 @@ def test_faultline_serve_refuses_a_certificate_without_its_key(invoke, tmp_path)
 
     assert (result.exit_code, result.output.strip()) == (
         2, "error: --certfile and --keyfile go together: give both to serve over HTTPS")
+
+
+def test_an_admin_follows_the_audit_link_in_chromium_and_a_logged_out_cookie_is_dead(
+        database_url, make_user, sessions):
+    """Issue 25 items 4 and 5 in a real browser: the admin's nav shows Audit, the page lists
+    what was done; after Log out, the old cookie put back in the browser opens nothing."""
+    app = create_app({"DATABASE_URL": database_url, "SECRET_KEY": SECRET})
+    subject = f"run {uuid.uuid4().int % 10 ** 9}"
+    with sessions.begin() as session:
+        audit.record(session, "browser-test", "run.queue", subject, {"cluster": "lab-ceph"})
+    try:
+        with served(app) as url, chromium_page() as page:
+            log_in_browser(page, url, *make_user("admin"))
+            page.click("nav a:text('Audit')")
+            page.wait_for_selector("#audit")
+            row = page.locator(f"#audit tr:has(td[data-field='subject']:text-is('{subject}'))")
+            shown = [row.locator(f"td[data-field='{f}']").inner_text()
+                     for f in ("actor", "action")]
+            cookies = page.context.cookies()
+            page.click("#user button[type='submit']")  # Log out
+            page.wait_for_url(f"{url}/login")
+            page.context.add_cookies(cookies)  # the old cookie, replayed
+            page.goto(f"{url}/audit")
+            replayed_at = page.url
+    finally:
+        with sessions.begin() as session:
+            session.execute(delete(AuditEvent).where(AuditEvent.actor == "browser-test"))
+
+    assert shown == ["browser-test", "run.queue"]
+    assert replayed_at.startswith(f"{url}/login")
