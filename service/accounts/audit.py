@@ -3,7 +3,13 @@ users and tokens, from which address, and when. Admins read it (GET /api/v1/audi
 
 `record` adds a row in the caller's session (the caller commits, so a change and its record
 are one transaction where the caller can make them so); `events` reads a page of them,
-newest first. Actors are user names, or `cli:<local account>` for the command line.
+newest first. Actors are user names, `cli:<local account>` for the command line, or
+`anonymous` for a lock of the login throttle (`login.lock`: which user or address, for how
+long).
+
+Actions: experiment.upload, experiment.delete, run.queue, run.cancel, cluster.heal,
+schedule.create/change/enable/disable/delete, user.create/role/password/disable/enable,
+token.create/revoke, login.lock; others add their own (a guard override) with `record`.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from . import passwords, sessions, throttle, tokens
+from . import audit, passwords, sessions, throttle, tokens
 from .exceptions import (
     BadCredentials,
     InvalidName,
@@ -77,13 +77,17 @@ def log_in(session: Session, name: str, password: str, address: str,
     """authenticate, throttled: a locked account or address is refused, right password or
     not, with the same message and in the same time; a failure is recorded in `session`,
     so the caller must commit it even as it shows the refusal."""
-    if throttle.is_locked(session, name, address, limits):
+    if throttle.locks(session, name, address, limits):
         passwords.burn_verify_time(password)
         raise BadCredentials(WRONG_CREDENTIALS)
     try:
         user = authenticate(session, name, password)
     except BadCredentials:
         throttle.record_failure(session, name, address)
+        for locked in throttle.locks(session, name, address, limits):  # this failure locked it
+            audit.record(session, "anonymous", "login.lock", locked,
+                         {"address": address, "for_minutes": int(limits.lock.total_seconds() // 60)},
+                         address)
         raise
     throttle.clear_account(session, name)
     return user

@@ -32,11 +32,13 @@ class LoginLimits:
     lock: timedelta = timedelta(minutes=15)
 
 
-def is_locked(session: Session, name: str, address: str, limits: LoginLimits) -> bool:
+def locks(session: Session, name: str, address: str, limits: LoginLimits) -> list[str]:
+    """What is locked of the two: `user NAME`, `address ADDRESS`; empty if neither."""
     now = datetime.now(UTC)
-    return (_locked(session, LoginFailure.name == name, limits.limit, limits, now)
-            or _locked(session, LoginFailure.address == address, limits.address_limit,
-                       limits, now))
+    return ([f"user {name}"] if _locked(session, LoginFailure.name == name, limits.limit,
+                                        limits, now) else []) + (
+        [f"address {address}"] if _locked(session, LoginFailure.address == address,
+                                          limits.address_limit, limits, now) else [])
 
 
 def record_failure(session: Session, name: str, address: str) -> None:

@@ -76,7 +76,7 @@ def _failures(rolled_back, **where) -> int:
 
 
 def test_the_sixth_login_within_the_window_is_refused_even_with_the_right_password(
-        hostile_app, rolled_back_user):
+        hostile_app, rolled_back_user, rolled_back):
     """Exploit: "Login has no attempt limit"."""
     app = hostile_app()
     name, password = rolled_back_user("operator")
@@ -91,6 +91,8 @@ def test_the_sixth_login_within_the_window_is_refused_even_with_the_right_passwo
     assert (right_from_elsewhere.status_code,
             refusal_text(right_from_elsewhere)) == (401, REFUSED)
     assert not logged_in_ok(guesser)
+    with rolled_back() as session:  # the admins see the lock on the audit trail
+        assert audit.events(session, action="login.lock").items[0]["subject"] == f"user {name}"
 
 
 def test_an_address_that_failed_too_often_is_refused_for_every_account(

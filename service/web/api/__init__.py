@@ -3,7 +3,8 @@
 Views read the request (params), call a service, and return JSON; the services own their
 sessions and raise domain exceptions, which errors.py turns into `{"error": ...}` with the
 right status. Who may call what is the app's default-deny policy (service.web.access):
-GET needs a viewer, any other method an operator; scripts send an API token as
+GET needs a viewer, any other method an operator, the audit trail, users and tokens an
+admin (`@require_role("admin")`); scripts send an API token as
 `Authorization: Bearer <token>`. The web process only queues work (runs, heals) for the
 workers; it never runs an experiment or a restore itself.
 """
