@@ -84,10 +84,10 @@ def log_in(session: Session, name: str, password: str, address: str,
         user = authenticate(session, name, password)
     except BadCredentials:
         throttle.record_failure(session, name, address)
+        minutes = int(limits.lock.total_seconds() // 60)
         for locked in throttle.locks(session, name, address, limits):  # this failure locked it
             audit.record(session, "anonymous", "login.lock", locked,
-                         {"address": address, "for_minutes": int(limits.lock.total_seconds() // 60)},
-                         address)
+                         {"address": address, "for_minutes": minutes}, address)
         raise
     throttle.clear_account(session, name)
     return user
