@@ -1,7 +1,7 @@
 """The roles, weakest first: each one may do everything the ones before it may.
 
-viewer reads; operator also starts, cancels, changes and heals; admin also manages what
-an operator may not (users, when the web offers it).
+viewer reads; operator also starts, cancels, changes and heals; admin also manages users
+and API tokens and reads the audit trail (GET /api/v1/audit, /audit, /api/v1/users...).
 """
 
 from __future__ import annotations

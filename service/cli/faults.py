@@ -8,6 +8,7 @@ import sys
 
 import click
 
+from service.accounts import audit
 from service.runs import heal
 from service.store import db
 
@@ -47,6 +48,11 @@ def heal_cmd(cluster: str | None, inventory: str | None, as_json: bool) -> None:
     """
     close_dead_runs("faultline heal")
     results = heal.heal_everywhere(db.session_factory(), cluster, inventory)
+    with db.session_factory().begin() as session:
+        audit.record(session, audit.local_actor(), "cluster.heal",
+                     f"cluster {cluster}" if cluster else "every cluster",
+                     {"restored": sum(1 for r in results if r["restored"]),
+                      "failed": sum(1 for r in results if not r["restored"])})
     if as_json:
         click.echo(json.dumps(results, indent=2, default=str))
     elif not results:

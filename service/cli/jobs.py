@@ -9,6 +9,7 @@ import socket
 
 import click
 
+from service.accounts import audit
 from service.experiments import documents as experiments
 from service.jobs import run_jobs as run_queue
 from service.jobs.app import make_app
@@ -75,6 +76,9 @@ def enqueue_cmd(experiment: str, cluster: str | None, inventory: str | None) -> 
     run_id = run_queue.enqueue(db.session_factory(url), make_app(url), document,
                                cluster=cluster, inventory=inventory, experiment_path=experiment,
                                requested_by="cli")
+    with db.session_factory(url).begin() as session:
+        audit.record(session, audit.local_actor(), "run.queue", f"run {run_id}",
+                     {"experiment": experiment, "cluster": cluster})
     click.echo(run_id)
 
 
@@ -84,4 +88,7 @@ def cancel_cmd(run_id: int) -> None:
     """Cancel a queued run, or interrupt a running one (its rollbacks still run)."""
     url = db.database_url()
     outcome = run_queue.cancel(db.session_factory(url), make_app(url), run_id)
+    with db.session_factory(url).begin() as session:
+        audit.record(session, audit.local_actor(), "run.cancel", f"run {run_id}",
+                     {"outcome": outcome})
     click.echo(f"run {run_id}: {outcome}")

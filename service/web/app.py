@@ -4,7 +4,7 @@
 The web process never runs an experiment: it reads what runs recorded, and queues runs for
 the workers (service.jobs.run_jobs). Every request but a few public ones needs a logged-in user
 (service.web.access). Config keys beyond Flask's: DATABASE_URL, INVENTORY, EXPERIMENTS_DIR
-(service.web.context).
+(service.web.context); the session, proxy and login-throttle settings (service.web.cookies).
 """
 
 from __future__ import annotations
@@ -20,12 +20,14 @@ from service.store import db
 from . import (
     access,
     api,
+    audit,
     auth,
     calibrations,
     catalogue,
     clusters,
     compare,
     context,
+    cookies,
     errors,
     health,
     prometheus,
@@ -52,8 +54,10 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
                                  with_reason=formatting.with_reason,
                                  count_rows=formatting.count_rows)
 
+    cookies.init_app(app)
     access.init_app(app)
     auth.init_app(app)
+    audit.init_app(app)
     context.init_app(app)
     errors.init_app(app)
     health.init_app(app)

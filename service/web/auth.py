@@ -1,8 +1,11 @@
 """Logging in and out of the dashboard, and who the current request acts as.
 
 A session cookie (Flask-Login) after the login form, or an API token sent as
-`Authorization: Bearer <token>` by scripts and CI. Either way the user is read from the
-database at each request, so a role change or a disabled user takes effect at once.
+`Authorization: Bearer <token>` by scripts and CI. The cookie holds only the id of a session
+kept in PostgreSQL (service.accounts.sessions): each request reads that row and its user, so
+a logout, a password or role change or a disable ends the session at once, and so do its idle
+and absolute lifetimes (service.web.cookies). Logins are throttled per account and per client
+address (service.accounts.throttle), with one message whatever failed.
 """
 
 from __future__ import annotations
@@ -21,16 +24,25 @@ from flask import (
     url_for,
 )
 from flask import session as cookie_session
-from flask_login import AnonymousUserMixin, LoginManager, UserMixin, login_user, logout_user
+from flask_login import (
+    AnonymousUserMixin,
+    LoginManager,
+    UserMixin,
+    current_user,
+    login_user,
+    logout_user,
+)
 from flask_wtf import FlaskForm
 from wtforms import PasswordField, StringField
 from wtforms.validators import InputRequired
 
 from service.accounts import services
+from service.accounts import sessions as server_sessions
 from service.accounts.exceptions import BadCredentials, InvalidToken
 from service.accounts.models import User
 
 from .access import require_role
+from .cookies import lifetimes, login_limits
 
 bp = Blueprint("auth", __name__)
 
@@ -43,16 +55,24 @@ class CurrentUser(UserMixin):
     name: str
     role: str
     by_token: bool = False
+    session_id: str | None = None  # of the server-side session; None for a token
 
     @classmethod
-    def of(cls, user: User, by_token: bool = False) -> CurrentUser:
-        return cls(id=user.id, name=user.name, role=user.role, by_token=by_token)
+    def of(cls, user: User, by_token: bool = False,
+           session_id: str | None = None) -> CurrentUser:
+        return cls(id=user.id, name=user.name, role=user.role, by_token=by_token,
+                   session_id=session_id)
+
+    def get_id(self) -> str | None:
+        """What Flask-Login keeps in the cookie: the session's id, never the user's."""
+        return self.session_id
 
 
 class Anonymous(AnonymousUserMixin):
     name = None
     role = None
     by_token = False
+    session_id = None
 
 
 class LoginForm(FlaskForm):
@@ -65,14 +85,18 @@ def login():
     form = LoginForm()
     error = None
     if form.validate_on_submit():
-        with _sessions().begin() as session:
+        address = request.remote_addr or "unknown"
+        with _sessions().begin() as session:  # commits a failure as well as a session
             try:
-                user = CurrentUser.of(services.authenticate(session, form.name.data,
-                                                            form.password.data))
+                found = services.log_in(session, form.name.data, form.password.data,
+                                        address, login_limits(current_app))
+                user = CurrentUser.of(found, session_id=server_sessions.open_session(
+                    session, found, address))
             except BadCredentials as exc:
                 error = str(exc)
         if error is None:
             cookie_session.clear()  # nothing from before the login carries over (fixation)
+            cookie_session.permanent = True  # expires with the session's absolute lifetime
             login_user(user)
             return redirect(_local_target(request.args.get("next")))
     return render_template("login.html", form=form, error=error), 401 if error else 200
@@ -81,6 +105,9 @@ def login():
 @bp.post("/logout")
 @require_role("viewer")  # anyone logged in may end their own session
 def logout():
+    if current_user.session_id:
+        with _sessions().begin() as session:
+            server_sessions.end_session(session, current_user.session_id)
     logout_user()
     cookie_session.clear()
     return redirect(url_for("auth.login"))
@@ -100,12 +127,10 @@ def _sessions():
     return current_app.extensions["faultline.sessions"]
 
 
-def _user_of_session(user_id: str) -> CurrentUser | None:
-    if not user_id.isdigit():
-        return None
-    with _sessions()() as session:
-        user = services.active_user(session, int(user_id))
-        return CurrentUser.of(user) if user is not None else None
+def _user_of_session(session_id: str) -> CurrentUser | None:
+    with _sessions().begin() as session:  # commits when the session was last seen
+        user = server_sessions.user_of_session(session, session_id, lifetimes(current_app))
+        return CurrentUser.of(user, session_id=session_id) if user is not None else None
 
 
 def _user_of_token(req) -> CurrentUser | None:

@@ -34,6 +34,7 @@ from service.experiments.catalogue import experiments as all_experiments
 from service.experiments.fault_scope import GUARD_NOTE, fault_scopes
 from service.jobs.run_jobs import enqueue
 
+from .audit import note
 from .context import clusters, experiments_dir, inventory, queue_app, sessions
 from .errors import REQUEST_ERRORS, FormError
 
@@ -90,6 +91,8 @@ def trigger(name: str):
                              workload=workload, requested_by=current_user.name)
     except REQUEST_ERRORS as exc:
         return _form(entry, targets, values, str(exc), inventory_error), 400
+    note("run.queue", f"run {run_id}", {"experiment": entry.name, "cluster": cluster,
+                                        "workload": workload})
     flash(f"run {run_id} queued on {cluster}: a worker starts it when the cluster is free")
     return redirect(url_for("runs.show", run_id=run_id))
 

@@ -38,6 +38,7 @@ from service.results.report import FIGURE_KEYS, report_dict
 from service.results.series import ACTIVE, MARKED, run_series, run_timeline
 from service.runs.reaper import interrupt_dead_runs
 
+from .audit import note
 from .context import queue_app, sessions
 
 bp = Blueprint("runs", __name__)
@@ -106,6 +107,7 @@ def cancel_run(run_id: int):
         abort(404, description=str(exc))
     except QueueError as exc:
         abort(409, description=str(exc))
+    note("run.cancel", f"run {run_id}", {"outcome": outcome})
     flash(f"run {run_id}: {outcome}" + (" (its rollbacks run)" if outcome == "cancelling"
                                         else ""))
     return redirect(url_for("runs.show", run_id=run_id))

@@ -35,6 +35,7 @@ from service.schedules import services as service
 from service.schedules.series import last_verdicts, schedule_series
 from service.schedules.slots import ScheduleError
 
+from .audit import note
 from .context import clusters, experiments_dir, inventory, sessions
 
 bp = Blueprint("schedules", __name__)
@@ -66,6 +67,7 @@ def create():
             inventory=inventory())
     except SCHEDULE_ERRORS as exc:
         return _list(values, str(exc)), 400
+    note("schedule.create", f"schedule {schedule_id}", {"name": values["name"]})
     flash(f"schedule {schedule_id} ({values['name']}) created")
     return redirect(url_for("schedules.show", schedule_id=schedule_id))
 
@@ -97,6 +99,7 @@ def delete(schedule_id: int):
         service.delete(sessions(), schedule_id)
     except service.ScheduleNotFound as exc:
         abort(404, description=str(exc))
+    note("schedule.delete", f"schedule {schedule_id}")
     flash(f"schedule {schedule_id} deleted; its runs stay")
     return redirect(url_for("schedules.index"))
 
@@ -109,6 +112,7 @@ def _change(schedule_id: int, enabled: bool):
     except SCHEDULE_ERRORS as exc:
         abort(400, description=f"schedule {schedule_id} cannot be "
                                f"{'enabled' if enabled else 'disabled'}: {exc}")
+    note("schedule.enable" if enabled else "schedule.disable", f"schedule {schedule_id}")
     flash(f"schedule {schedule_id} {'enabled' if enabled else 'disabled'}")
     return redirect(url_for("schedules.index"))
 

@@ -31,10 +31,14 @@ class DashboardServer(BaseApplication):
         return create_app()
 
 
-def serve(host: str, port: int, workers: int = 1, threads: int = 8) -> None:
+def serve(host: str, port: int, workers: int = 1, threads: int = 8,
+          certfile: str | None = None, keyfile: str | None = None) -> None:
+    """With a certificate and its key, over HTTPS (gunicorn's TLS): the session cookie is
+    then Secure (service.web.cookies)."""
+    tls = {"certfile": certfile, "keyfile": keyfile} if certfile else {}
     DashboardServer({"bind": f"{host}:{port}", "workers": workers, "threads": threads,
                      "worker_class": "gthread", "accesslog": "-",
-                     "graceful_timeout": 10}).run()
+                     "graceful_timeout": 10, **tls}).run()
 
 
 @contextmanager

@@ -8,6 +8,7 @@ from sqlalchemy import delete, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from clusters.processes import ProcessOwner
+from service.accounts.models import AuditEvent
 from service.store.models import Event, LoadSample, Run, Schedule, UploadedExperiment
 
 START = 1_700_000_000.0
@@ -66,7 +67,7 @@ def figures(**values: Any) -> dict[str, Any]:
 
 def delete_made_by(sessions: sessionmaker[Session], names: list[str]) -> None:
     """Delete the runs (with their queued jobs), schedules and uploaded experiments that
-    these API users made."""
+    these API users made, and their audit events."""
     with sessions.begin() as session:
         jobs = session.execute(select(Run.job_id).where(Run.requested_by.in_(names),
                                                         Run.job_id.is_not(None))).scalars().all()
@@ -76,3 +77,4 @@ def delete_made_by(sessions: sessionmaker[Session], names: list[str]) -> None:
         session.execute(delete(Schedule).where(Schedule.created_by.in_(names)))
         session.execute(delete(UploadedExperiment)
                         .where(UploadedExperiment.uploaded_by.in_(names)))
+        session.execute(delete(AuditEvent).where(AuditEvent.actor.in_(names)))

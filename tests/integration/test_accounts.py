@@ -4,6 +4,7 @@ runs in a transaction rolled back afterwards."""
 from __future__ import annotations
 
 import hashlib
+import re
 
 import pytest
 from argon2 import PasswordHasher
@@ -48,19 +49,19 @@ def test_password_is_stored_hashed_with_argon2_and_verifies(session, alice):
 
 
 def test_wrong_password_is_refused(session, alice):
-    with pytest.raises(BadCredentials, match="^wrong user name or password$"):
+    with pytest.raises(BadCredentials, match=f"^{re.escape(services.WRONG_CREDENTIALS)}$"):
         services.authenticate(session, "alice", PASSWORD + "!")
 
 
 def test_unknown_user_gets_the_same_refusal_as_a_wrong_password(session):
-    with pytest.raises(BadCredentials, match="^wrong user name or password$"):
+    with pytest.raises(BadCredentials, match=f"^{re.escape(services.WRONG_CREDENTIALS)}$"):
         services.authenticate(session, "nobody", PASSWORD)
 
 
-def test_disabled_user_cannot_log_in(session, alice):
+def test_disabled_user_cannot_log_in_and_the_refusal_does_not_say_so(session, alice):
     services.set_disabled(session, "alice", True)
 
-    with pytest.raises(UserDisabled, match="^user alice is disabled$"):
+    with pytest.raises(UserDisabled, match=f"^{re.escape(services.WRONG_CREDENTIALS)}$"):
         services.authenticate(session, "alice", PASSWORD)
 
 

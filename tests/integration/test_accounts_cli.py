@@ -3,14 +3,16 @@ PostgreSQL (the commands commit; the users they made are deleted afterwards)."""
 
 from __future__ import annotations
 
+import getpass
 import uuid
 
 import pytest
 from sqlalchemy import delete, select
 
 from service.accounts import services
+from service.accounts import sessions as server_sessions
 from service.accounts.exceptions import InvalidToken
-from service.accounts.models import ApiToken, User
+from service.accounts.models import ApiToken, AuditEvent, LoginSession, User
 
 PASSWORD = "correct horse battery"
 
@@ -22,6 +24,7 @@ def name(sessions):
     yield name
     with sessions.begin() as session:
         session.execute(delete(User).where(User.name == name))
+        session.execute(delete(AuditEvent).where(AuditEvent.subject.like(f"% {name}")))
 
 
 def add(invoke, name: str, role: str = "operator"):
@@ -117,3 +120,35 @@ def test_token_revoke_makes_the_token_useless(invoke, name, sessions):
     assert result.stdout == f"token {token_id} ({token[:9]}…, 'ci' of {name}) revoked\n"
     with sessions() as session, pytest.raises(InvalidToken):
         services.user_for_token(session, token)
+
+
+def test_user_set_password_changes_it_and_ends_the_users_sessions(invoke, name, sessions):
+    add(invoke, name)
+    with sessions.begin() as session:
+        server_sessions.open_session(session, services.user_named(session, name))
+
+    result = invoke("user", "set-password", name, "--password-stdin",
+                    input="a new long password\n")
+
+    assert result.exit_code == 0, result.output
+    assert result.stdout == f"user {name}: password changed, open sessions ended\n"
+    with sessions() as session:
+        assert services.authenticate(session, name, "a new long password").name == name
+        assert session.execute(select(LoginSession.revoked_at).join(User)
+                               .where(User.name == name)).scalar_one() is not None
+
+
+def test_user_commands_go_on_the_audit_trail_as_the_local_account(invoke, name, sessions):
+    add(invoke, name)
+    invoke("user", "set-role", name, "admin")
+    invoke("user", "disable", name)
+    invoke("user", "enable", name)
+
+    with sessions() as session:
+        events = session.execute(select(AuditEvent.actor, AuditEvent.action, AuditEvent.detail)
+                                 .where(AuditEvent.subject == f"user {name}")
+                                 .order_by(AuditEvent.id)).all()
+    assert [(action, detail) for _, action, detail in events] == [
+        ("user.create", {"role": "operator"}), ("user.role", {"role": "admin"}),
+        ("user.disable", None), ("user.enable", None)]
+    assert {actor for actor, _, _ in events} == {f"cli:{getpass.getuser()}"}

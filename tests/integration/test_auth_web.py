@@ -232,12 +232,20 @@ def test_admin_route_refuses_an_operator_and_accepts_an_admin(logged_in, probe_c
     assert probe_calls == ["administer"]
 
 
-def test_a_role_change_applies_to_an_open_session(logged_in, rolled_back, probe_calls):
+def test_a_role_change_ends_the_open_session_and_the_new_login_has_the_role(
+        app, logged_in, rolled_back, rolled_back_user, probe_calls):
     client = logged_in("viewer")
     with rolled_back.begin() as session:
         services.set_role(session, client.user_name, "operator")
 
-    assert post_form(client, "/probe/operate").status_code == 200
+    assert client.get("/").status_code == 302  # back to the login form
+    name, password = rolled_back_user("viewer")
+    again = app.test_client()
+    assert log_in(again, name, password).status_code == 302
+    with rolled_back.begin() as session:
+        services.set_role(session, name, "operator")
+    assert log_in(again, name, password).status_code == 302
+    assert post_form(again, "/probe/operate").status_code == 200
 
 
 def test_a_disabled_user_is_logged_out_at_the_next_request(logged_in, rolled_back):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import url_for
 
 from service.experiments import store as catalogue
+from service.web.audit import note
 
 from .blueprint import bp
 from .context import experiments_dir, sessions, user_name
@@ -27,6 +28,7 @@ def upload_experiment():
     body = fields(json_body(), required={"name": str, "experiment": dict})
     entry = catalogue.upload(sessions(), experiments_dir(), body["name"], body["experiment"],
                              uploaded_by=user_name())
+    note("experiment.upload", f"experiment {entry.name}")
     url = url_for("api.get_experiment", name=entry.name)
     return {**entry.as_dict(), "url": url}, 201, {"Location": url}
 
@@ -34,4 +36,5 @@ def upload_experiment():
 @bp.delete("/experiments/<name>")
 def delete_experiment(name: str):
     catalogue.delete_upload(sessions(), experiments_dir(), name)
+    note("experiment.delete", f"experiment {name}")
     return "", 204

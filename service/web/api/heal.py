@@ -7,6 +7,7 @@ from flask import url_for
 
 from service.jobs import heal_jobs
 from service.runs import heal
+from service.web.audit import note
 
 from .blueprint import bp
 from .context import inventory, queue_app, sessions
@@ -24,6 +25,7 @@ def heal_cluster():
     body = fields(json_body(), required={"cluster": str})
     with queue_app() as app:
         job_id = heal_jobs.defer(app, body["cluster"], inventory())
+    note("cluster.heal", f"cluster {body['cluster']}", {"job_id": job_id})
     url = url_for("api.get_heal_job", job_id=job_id)
     return ({"job_id": job_id, "cluster": body["cluster"], "status": "todo", "url": url}, 202,
             {"Location": url})

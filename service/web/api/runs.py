@@ -13,6 +13,7 @@ from service.jobs import run_jobs as run_queue
 from service.results import queries as run_queries
 from service.results import series as run_series
 from service.runs.reaper import interrupt_dead_runs
+from service.web.audit import note
 
 from .blueprint import bp
 from .context import experiments_dir, inventory, queue_app, sessions, user_name
@@ -46,6 +47,9 @@ def create_run():
         run_id = run_queue.enqueue(sessions(), app, document, cluster=body["cluster"],
                                    inventory=inventory(), experiment_path=entry.path,
                                    workload=body.get("workload"), requested_by=user_name())
+    note("run.queue", f"run {run_id}", {"experiment": body["experiment"],
+                                        "cluster": body["cluster"],
+                                        "workload": body.get("workload")})
     url = url_for("api.get_run", run_id=run_id)
     return ({"run_id": run_id, "status": "queued", "url": url,
              "waiting_for": run_queries.waiting_for(sessions(), run_id)},
@@ -83,4 +87,5 @@ def run_journal(run_id: int):
 def cancel_run(run_id: int):
     with queue_app() as app:
         outcome = run_queue.cancel(sessions(), app, run_id)
+    note("run.cancel", f"run {run_id}", {"outcome": outcome})
     return {"run_id": run_id, "status": outcome}, 202

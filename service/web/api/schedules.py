@@ -14,6 +14,7 @@ from flask import url_for
 from service.experiments import store as catalogue
 from service.results import queries as run_queries
 from service.schedules import services as schedules
+from service.web.audit import note
 
 from .blueprint import bp
 from .context import experiments_dir, inventory, sessions, user_name
@@ -43,6 +44,7 @@ def create_schedule():
         timezone=body.get("timezone") or "UTC", experiment=paths.get("experiment_path"),
         suite=paths.get("suite_path"), clusters=_clusters(body),
         workload=body.get("workload") or {}, created_by=user_name(), inventory=inventory())
+    note("schedule.create", f"schedule {schedule_id}", {"name": body["name"]})
     url = url_for("api.get_schedule", schedule_id=schedule_id)
     return _shown(schedule_id), 201, {"Location": url}
 
@@ -72,12 +74,14 @@ def change_schedule(schedule_id: int):
         changes["experiment_path"] = None
         changes.setdefault("clusters", [])
     schedules.change(sessions(), schedule_id, inventory(), **changes)
+    note("schedule.change", f"schedule {schedule_id}", {"fields": sorted(body)})
     return _shown(schedule_id)
 
 
 @bp.delete("/schedules/<int:schedule_id>")
 def delete_schedule(schedule_id: int):
     schedules.delete(sessions(), schedule_id)
+    note("schedule.delete", f"schedule {schedule_id}")
     return "", 204
 
 
