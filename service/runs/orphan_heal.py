@@ -28,6 +28,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 from clusters.fault_ledger import FaultEntry, FileLedger
+from service.accounts import audit
 from service.jobs.cluster_lock import ClusterLock
 from service.jobs.exceptions import ClusterBusy
 from service.store import db
@@ -110,6 +111,12 @@ def tell_runs(sessions: sessionmaker[Session], results: list[dict[str, Any]], by
                                                result["error"]):
                 continue
             session.add(Event(run_id=result["run_id"], ts=now, kind=kind, detail=detail))
+            # an unasked restore on a cluster is an action an admin must be able to trace
+            audit.record(session, f"{by} ({worker})" if worker else by, "cluster.heal",
+                         result.get("cluster") or f"run {result['run_id']}",
+                         {"run_id": result["run_id"], "fault": result["description"],
+                          "key": result["key"], "restored": result["restored"],
+                          "error": result["error"]})
 
 
 def _said(session: Session, run_id: int, fault_id: str, error: str | None) -> bool:

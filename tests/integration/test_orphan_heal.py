@@ -13,6 +13,7 @@ from factories import make_run
 from fake_restores import UNREACHABLE, dead_pid, fault, install, unique_cluster
 from sqlalchemy import delete, select
 
+from service.accounts.models import AuditEvent
 from service.jobs.cluster_lock import ClusterLock
 from service.results.figures import get_run
 from service.results.report import format_report, report_dict
@@ -77,6 +78,21 @@ def test_the_fault_of_a_run_whose_process_died_is_restored_and_said_on_the_run(
         "name": "osd.1 broken", "key": "daemon:osd.1", "status": "restored",
         "by": "worker auto-heal", "worker": WORKER, "error": None}
     assert abs(event.detail["at"] - time.time()) < 60
+
+
+def test_an_auto_heal_is_on_the_audit_trail_with_the_worker_that_did_it(
+        database_url, sessions, cluster, calls):
+    run_id = run_on(sessions, cluster, "interrupted")
+    PgFaultLedger(sessions).add(fault(cluster, "daemon:osd.1", at=time.time(), pid=dead_pid(),
+                                      run_id=run_id))
+
+    orphan_heal.heal_cluster(database_url, cluster, WORKER)
+
+    with sessions.begin() as session:
+        rows = session.execute(select(AuditEvent).where(AuditEvent.subject == cluster)).scalars()
+        found = [(e.actor, e.action, e.detail["run_id"], e.detail["restored"]) for e in rows]
+        session.execute(delete(AuditEvent).where(AuditEvent.subject == cluster))
+    assert found == [(f"worker auto-heal ({WORKER})", "cluster.heal", run_id, True)]
 
 
 def test_a_live_runs_fault_is_never_restored(database_url, sessions, cluster, calls):
