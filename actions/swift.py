@@ -246,7 +246,8 @@ def remove_device(node: str = "node1", device: str = "", timeout_s: float = 900,
     partition off it, remove it from the rings, push, unmount it and delete its image.
     Idempotent: picks up wherever an interrupted run left it (a push it did not finish is
     finished first); a scale- device in no ring is deleted only if the fault ledger says
-    scale added it. Refuses a device scale did not add. Where its image is comes from the
+    scale added it. Refuses a device scale did not add, and one whose drain the guard
+    refuses (its data would be left with too few copies). Where its image is comes from the
     ledger's record of add_device (else the inventory's directory), never from the caller.
     Returns how long the drain took and what was removed."""
     cluster = cluster_of(configuration)
@@ -292,8 +293,12 @@ def _drain_and_remove(cluster: Cluster, dev: swift_scale.ScaleDevice, standing: 
                       timeout_s: float, pushed_at: float | None = None) -> dict:
     rings = tuple(ring for ring, seen in standing.items() if seen["present"])
     if not rings:
-        return {"drained_s": None, "removed_from": []}
+        return {"drained_s": None, "removed_from": [], "guard": None}
     dev = dataclasses.replace(dev, rings=rings)
+    # its copies move away and then it is unmounted and deleted: only if the others suffice
+    verdict = check_blast_radius(cluster, f"drain and remove {dev.device} on {dev.node}",
+                                 False, swift_keys={f"{r}:{dev.node}/{dev.device}"
+                                                    for r in rings})
     # drained by an earlier, killed run (since the rings it pushed were read)
     since = pushed_at or time.time() - swift_scale.RING_RELOAD_S
     if any(standing[ring]["weight"] for ring in rings):
@@ -301,4 +306,4 @@ def _drain_and_remove(cluster: Cluster, dev: swift_scale.ScaleDevice, standing: 
         since = swift_scaling.change_rings(cluster, dev, "weight", 0.0)["pushed_at"]
     drained = swift_scaling.wait_until_moved(cluster, since, timeout_s, drained=dev)
     swift_scaling.change_rings(cluster, dev, "remove")
-    return {"drained_s": drained["moved_s"], "removed_from": list(rings)}
+    return {"drained_s": drained["moved_s"], "removed_from": list(rings), "guard": verdict}
