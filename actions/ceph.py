@@ -6,8 +6,9 @@ inventory describes; nothing is matched by process name.
 kill_osd and kill_daemon take an `intent` (clusters/supervision.py): "down" (the default:
 stopped and kept stopped until the restore, even under systemd or cephadm) or "crash"
 (SIGKILL, and its supervisor may start it again; the restore reports when it came back).
-Their restores, start_osd and start_daemon, undo what the fault ledger says was done and
-report any daemon that came back while it was meant to stay down (`deviations`).
+Their restores, start_osd and start_daemon, undo what the fault ledger says was done (and
+only that: they take which daemon, never what to start) and report any daemon that came
+back while it was meant to stay down (`deviations`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from .safety import (
     inject_process_fault,
     ledger_before,
     ledger_restored,
+    process_record,
     restore_report,
     undo_process_fault,
 )
@@ -101,17 +103,19 @@ def kill_osd(osd_id: int = -1, allow_unavailable: bool = False, intent: str = "d
             "guard": verdict}
 
 
-def start_osd(osd_id: int = -1, fault: dict = None, configuration: dict = None) -> dict:
+def start_osd(osd_id: int = -1, configuration: dict = None) -> dict:
     """Start an OSD daemon again (the restore of kill_osd): the named one, or every OSD
-    when osd_id is -1, undoing what kill_osd did (`fault`, else the fault ledger's record:
-    a masked unit is unmasked). Returns the OSDs it started, each one's outcome (a crashed
-    one: when its supervisor brought it back, how often) and the deviations (a daemon meant
-    to stay down that came back)."""
+    when osd_id is -1, undoing what kill_osd did as the fault ledger recorded it (a masked
+    unit is unmasked; the unit is always the inventory's). Returns the OSDs it started, each
+    one's outcome (a crashed one: when its supervisor brought it back, how often) and the
+    deviations (a daemon meant to stay down that came back)."""
     cluster = cluster_from_configuration(configuration)
     targets = ([_osd(cluster, osd_id)] if osd_id >= 0 else cluster.services_of_kind("osd"))
     try:
-        return restore_report([undo_process_fault(cluster, service, fault)
-                               for service in targets])
+        # every record checked before any daemon is touched
+        records = [process_record(cluster, service, "start_osd") for service in targets]
+        return restore_report([undo_process_fault(cluster, service, details)
+                               for service, details in zip(targets, records, strict=True)])
     except ClusterError as exc:
         raise ActivityFailed(f"start_osd: {exc}") from None
 
@@ -176,14 +180,15 @@ def kill_daemon(daemon: str = "rgw.lab", allow_unavailable: bool = False,
     return {"daemon": service.name, "node": service.node, "signal": "KILL", **done}
 
 
-def start_daemon(daemon: str = "rgw.lab", fault: dict = None,
-                 configuration: dict = None) -> dict:
+def start_daemon(daemon: str = "rgw.lab", configuration: dict = None) -> dict:
     """Start a mon, mgr or RGW daemon again (the restore of kill_daemon; idempotent),
-    undoing what kill_daemon did, and report as start_osd does."""
+    undoing what kill_daemon did as the fault ledger recorded it, and report as start_osd
+    does."""
     cluster = cluster_from_configuration(configuration)
     service = _daemon(cluster, daemon)
     try:
-        outcome = undo_process_fault(cluster, service, fault)
+        outcome = undo_process_fault(cluster, service,
+                                     process_record(cluster, service, "start_daemon"))
     except ClusterError as exc:
         raise ActivityFailed(f"start_daemon: {exc}") from None
     return {**restore_report([outcome]), "daemon": service.name,

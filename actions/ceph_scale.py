@@ -3,10 +3,12 @@ a new disk of an existing node (clusters/ceph_scale.py), and remove it with a pr
 (clusters/ceph_osd_map.py).
 
 The added OSD is written into the fault ledger (key `scale:osd.N`) before anything is
-made, with what remove_osd needs to undo it, so `faultline heal` removes an OSD left by a
-killed run; and into the inventory, so kill_osd, start_osd and the guard see it. Only an
-OSD whose ledger entry is outstanding can be removed: scale never takes away an OSD it did
-not add.
+made, with what remove_osd needs to undo it as the entry's record, so `faultline heal`
+removes an OSD left by a killed run; and into the inventory, so kill_osd, start_osd and the
+guard see it. Only an OSD whose ledger entry is outstanding can be removed, and only where
+the inventory's `scale.ceph_osd` templates put it (its record is checked against them):
+scale never takes away an OSD it did not add, and remove_osd takes no record from its
+caller.
 """
 
 from __future__ import annotations
@@ -22,7 +24,14 @@ from clusters.inventory import Cluster
 from clusters.paths import default_inventory
 from clusters.ssh import run_on_node
 
-from .safety import check_blast_radius, cluster_of, fail, ledger_before, ledger_restored
+from .safety import (
+    check_blast_radius,
+    cluster_of,
+    fail,
+    ledger_before,
+    ledger_restored,
+    refused_record,
+)
 
 __all__ = ["add_osd", "remove_osd"]
 
@@ -92,7 +101,7 @@ def add_osd(node: str = "node1", size_gib: float = 2, timeout_s: float = 180,
                 raise InvalidScale(f"cannot add {osd.name} on {node}: "
                                    f"{checked.stderr.strip() or checked.stdout.strip()}")
             ledger_before(cluster, KEY + str(osd.osd_id), osd.says(), RESTORE,
-                          {"osd_id": osd.osd_id, "added": osd.as_dict()})
+                          {"osd_id": osd.osd_id}, {"added": osd.as_dict()})
             run_on_node(target, ceph_scale.make_disk_command(osd), timeout=120)
             ceph_osd_map.create(admin, osd.osd_id, osd.uuid)
             run_on_node(target, ceph_scale.mkfs_command(osd), timeout=300)
@@ -106,35 +115,57 @@ def add_osd(node: str = "node1", size_gib: float = 2, timeout_s: float = 180,
             "up_and_in_after_s": up_s, "guard": verdict}
 
 
-def _added(cluster: Cluster, osd_id: int) -> list[dict]:
-    """What scale added that is still outstanding: that OSD, or (-1) every one."""
+def _added(cluster: Cluster, osd_id: int, inventory: str) -> list[dict]:
+    """What scale added that is still outstanding, as the ledger recorded it: that OSD, or
+    (-1) every one; each record checked against the inventory's templates before any is
+    touched (a record that points elsewhere is refused)."""
     entries = [e for e in fault_ledger.outstanding(cluster.name) if e.key.startswith(KEY)]
-    if osd_id == -1:
-        return [e.arguments["added"] for e in entries]
-    found = [e.arguments["added"] for e in entries if e.key == f"{KEY}{osd_id}"]
-    if not found:
-        added = ", ".join(e.key.removeprefix("scale:") for e in entries) or "none"
-        raise InvalidScale(f"osd.{osd_id} was not added by a scale action (outstanding in "
-                           f"the fault ledger: {added}): remove_osd removes only those")
-    return found
+    if osd_id != -1:
+        entries = [e for e in entries if e.key == f"{KEY}{osd_id}"]
+        if not entries:
+            added = ", ".join(e.key.removeprefix("scale:") for e in fault_ledger.outstanding(
+                cluster.name) if e.key.startswith(KEY)) or "none"
+            raise InvalidScale(f"osd.{osd_id} was not added by a scale action (outstanding in "
+                               f"the fault ledger: {added}): remove_osd removes only those")
+    if not entries:
+        return []
+    templates = ceph_scale.template(inventory, cluster.name)
+    found: dict[int, dict] = {}  # the newest record of each OSD
+    for entry in entries:
+        number = entry.key.removeprefix(KEY)
+        if not number.isdigit():
+            raise refused_record("remove_osd", entry.key, "is not an OSD's key")
+        try:
+            found[int(number)] = ceph_scale.checked_added(cluster, templates, int(number),
+                                                          entry.record.get("added"))
+        except InvalidScale as exc:
+            raise refused_record("remove_osd", entry.key,
+                                 str(exc).removeprefix(f"the record of osd.{number} ")) from None
+    return list(found.values())
 
 
 def remove_osd(osd_id: int = -1, timeout_s: float = 600, allow_unavailable: bool = False,
-               added: dict = None, configuration: dict = None) -> dict:
+               configuration: dict = None) -> dict:
     """Remove an OSD that add_osd added (-1: every one still there) with a proper drain:
     mark it out, wait until every PG is active+clean with nothing misplaced or degraded (at
     most timeout_s; on timeout it stays out and running, and a second remove_osd goes on),
     stop it, `osd purge` it, unmount and delete its disk, and take it out of the inventory.
     Idempotent: what is already gone is skipped. The guard's verdict on taking it down is
-    given first. Returns each OSD removed and how long its drain took."""
+    given first. What is removed (its node, image, mount, pid file) is the fault ledger's
+    record, checked against the inventory's scale.ceph_osd templates; an OSD the ledger does
+    not hold is refused. Returns each OSD removed and how long its drain took."""
     cluster = cluster_of(configuration)
     try:
         wait_s = _timeout(timeout_s)
-        targets = [added] if added else _added(cluster, _osd_id(osd_id))
+        targets = _added(cluster, _osd_id(osd_id), _inventory(configuration))
         removed = [_remove(cluster, osd, wait_s, allow_unavailable, configuration)
                    for osd in targets]
     except ClusterError as exc:
         raise fail("remove_osd", exc) from None
+    if not removed:
+        return {"removed": [], "osds": [],
+                "note": "no OSD added by scale is outstanding in the fault ledger: nothing "
+                        "was removed"}
     return {"removed": removed, "osds": [r["osd"] for r in removed]}
 
 

@@ -17,6 +17,9 @@ its start, right after the corruption (t_fault).
 
 restore_corruption repairs what is not repaired yet and deletes the canary; it is in the
 fault ledger before anything is written, so `faultline heal` runs it after a killed run.
+What it undoes is the ledger entry's record (the replica, its mount and object directory,
+the good bytes), checked against the inventory (clusters.corruption.confined); its
+arguments only pick which outstanding corruption.
 """
 
 from __future__ import annotations
@@ -27,11 +30,25 @@ from types import ModuleType
 from chaoslib.exceptions import ActivityFailed
 
 from clusters import fault_ledger, replica_ceph, replica_swift
-from clusters.corruption import Corruption, checked_mode, checked_timeout, judge, md5_of
+from clusters.corruption import (
+    Corruption,
+    checked_mode,
+    checked_timeout,
+    confined,
+    judge,
+    md5_of,
+)
 from clusters.exceptions import ClusterError, InvalidCorruption
 from clusters.inventory import Cluster
 
-from .safety import check_blast_radius, cluster_of, fail, ledger_before, ledger_restored
+from .safety import (
+    check_blast_radius,
+    cluster_of,
+    fail,
+    ledger_before,
+    ledger_restored,
+    refused_record,
+)
 
 __all__ = ["corrupt_replica", "detect_and_repair", "restore_corruption"]
 
@@ -78,9 +95,20 @@ def check_live(func: str, arguments: dict, cluster: Cluster) -> None:
             raise ActivityFailed(str(exc)) from None
 
 
-def _outstanding(cluster: Cluster) -> list[Corruption]:
-    return [Corruption.from_arguments(e.arguments.get("corruption") or {})
-            for e in fault_ledger.outstanding(cluster.name) if e.key.startswith("corrupt:")]
+def _outstanding(cluster: Cluster, what: str) -> list[Corruption]:
+    """The outstanding corruptions of the cluster, oldest first, as the ledger recorded
+    them; a record that points outside what a corruption touches is refused."""
+    found = []
+    for entry in fault_ledger.outstanding(cluster.name):
+        if entry.key.startswith("corrupt:"):
+            try:
+                corruption = confined(cluster, entry.record.get("corruption"))
+            except InvalidCorruption as exc:
+                raise refused_record(what, entry.key, str(exc)) from None
+            if corruption.key != entry.key:
+                raise refused_record(what, entry.key, f"is about {corruption.key}")
+            found.append(corruption)
+    return found
 
 
 def corrupt_replica(osd_id: int = -1, node: str = "", object_name: str = "",
@@ -103,7 +131,8 @@ def corrupt_replica(osd_id: int = -1, node: str = "", object_name: str = "",
                                                     obj=object_name)
         else:
             corruption, content, intact = side.plan(cluster, node=node, obj=object_name)
-        already = sum(1 for c in _outstanding(cluster) if c.object == corruption.object)
+        already = sum(1 for c in _outstanding(cluster, "corrupt_replica")
+                      if c.object == corruption.object)
         where = f"pool {corruption.pool}" if corruption.pool else "the object ring"
         what = f"corrupt {corruption.object} on {corruption.replica}"
         verdict = judge(what, corruption.copies, intact, already, where)
@@ -113,6 +142,7 @@ def corrupt_replica(osd_id: int = -1, node: str = "", object_name: str = "",
     except ClusterError as exc:
         raise fail("corrupt_replica", exc) from None
     ledger_before(cluster, corruption.key, corruption.says(), RESTORE,
+                  {"object_name": corruption.object, "replica": corruption.replica},
                   {"corruption": corruption.as_arguments()})
     try:
         side.write_canary(cluster, corruption, content)
@@ -172,7 +202,7 @@ def detect_and_repair(mode: str = "triggered", timeout_s: float = 300,
     try:
         checked_mode(mode)
         timeout_s = checked_timeout(timeout_s)
-        outstanding = _outstanding(cluster)
+        outstanding = _outstanding(cluster, "detect_and_repair")
         if not outstanding:
             raise InvalidCorruption(f"{cluster.name} has no corruption outstanding: "
                                     "corrupt_replica first")
@@ -242,14 +272,20 @@ def _watch(watcher, corruption: Corruption, mode: str, timeout_s: float,
             **reads.as_dict()}
 
 
-def restore_corruption(corruption: dict = None, configuration: dict = None) -> dict:
-    """Undo a corruption (idempotent): the one given (as the ledger keeps it), or every one
-    outstanding on the cluster. Repairs the replica if it is not repaired yet (Ceph: the OSD
-    running, its noout flag off, `pg repair` of an inconsistent PG; Swift: the good bytes
-    written back, quarantined copies removed), deletes the canary, and strikes it off."""
+def restore_corruption(object_name: str = "", replica: str = "",
+                       configuration: dict = None) -> dict:
+    """Undo the outstanding corruptions of the cluster (idempotent) as the fault ledger
+    recorded them: every one, or those of `object_name` and/or on `replica` ("osd.2",
+    "node3/d3"). Repairs the replica if it is not repaired yet (Ceph: the OSD running, its
+    noout flag off, `pg repair` of an inconsistent PG; Swift: the good bytes written back,
+    quarantined copies removed), deletes the canary, and strikes it off. With none
+    outstanding it does nothing and says so."""
     cluster = cluster_of(configuration)
-    targets = ([Corruption.from_arguments(corruption)] if corruption
-               else _outstanding(cluster))
+    targets = [c for c in _outstanding(cluster, "restore_corruption")
+               if object_name in ("", c.object) and replica in ("", c.replica)]
+    if not targets:
+        return {"restored": [], "note": "no such corruption is outstanding in the fault "
+                                        "ledger: nothing was done"}
     restored = []
     for target in targets:
         try:

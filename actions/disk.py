@@ -7,6 +7,11 @@ it unmounted). restore_disk mounts it again (log replay: the data is back) or,
 with `replace`, makes a fresh empty filesystem first, as after a disk swap
 (Swift only: its replicators refill the device), then starts what the failure
 stopped.
+
+restore_disk acts only on a disk the fault ledger says fail_disk failed (its entry's record
+names the inventory's device and mount), and formats one only while it is still failed and
+the blast-radius guard allows losing its copies; with no such entry it touches nothing and
+says so, so a rollback or an uploaded experiment cannot make it format a healthy disk.
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from .safety import (
     ledger_before,
     ledger_restored,
     node_of,
+    recorded,
+    refused_record,
 )
 
 __all__ = ["fail_disk", "restore_disk"]
@@ -54,6 +61,18 @@ def _label(disk: Disk) -> str:
     return f"disk {disk.mount} ({owner}) on {disk.node}"
 
 
+def _record(disk: Disk) -> dict:
+    """What fail_disk writes down as failed: the inventory's device and mount."""
+    return {"device": disk.device, "mount": disk.mount}
+
+
+def _swift_keys(disk: Disk) -> set[str]:
+    if disk.swift_device is None:
+        return set()
+    return {f"{ring}:{disk.node}/{disk.swift_device}" for ring in ("object", "container",
+                                                                    "account")}
+
+
 def check_arguments(func: str, arguments: dict, cluster: Cluster) -> None:
     """Before a run: the node and its disk exist."""
     if func in ("fail_disk", "restore_disk"):
@@ -71,15 +90,13 @@ def fail_disk(node: str = "node1", device: str = "", allow_unavailable: bool = F
     allow_unavailable."""
     cluster = cluster_of(configuration)
     disk = _disk(cluster, node, device)
-    rings_keys = set()
-    if cluster.kind == "swift":
-        rings_keys = {f"{ring}:{disk.node}/{disk.swift_device}"
-                      for ring in ("object", "container", "account")}
     verdict = check_blast_radius(cluster, f"fail {_label(disk)}", allow_unavailable,
                                  osds={disk.osd} if disk.osd is not None else set(),
-                                 swift_keys=rings_keys)
+                                 swift_keys=_swift_keys(disk) if cluster.kind == "swift"
+                                 else set())
     ledger_before(cluster, _key(disk), f"failed {_label(disk)} (XFS shut down, unmounted)",
-                  "actions.disk.restore_disk", {"node": node, "device": disk.mount})
+                  "actions.disk.restore_disk", {"node": node, "device": disk.mount},
+                  _record(disk))
     try:
         disk_faults.fail(cluster, disk)
     except ClusterError as exc:
@@ -90,23 +107,41 @@ def fail_disk(node: str = "node1", device: str = "", allow_unavailable: bool = F
 
 def restore_disk(node: str = "node1", device: str = "", replace: bool = False,
                  configuration: dict = None) -> dict:
-    """Bring a failed disk back: mount it again (the data is back after log replay) or, with
-    replace, a fresh empty filesystem (Swift only), then start the daemons it stopped.
-    A healthy disk is left alone."""
+    """Bring a disk that fail_disk failed back: mount it again (the data is back after log
+    replay) or, with replace, a fresh empty filesystem (Swift only; refused by the guard
+    when the other copies of its data are not enough), then start the daemons it stopped.
+    Only a disk the fault ledger says was failed is touched: with no such entry nothing is
+    unmounted, formatted or started, and the result says so; a healthy disk is never
+    formatted."""
     cluster = cluster_of(configuration)
     disk = _disk(cluster, node, device)
     check_arguments("restore_disk", {"node": node, "device": device, "replace": replace},
                     cluster)
+    key = _key(disk)
+    record = recorded(cluster, key)
+    if record is None:
+        return {"node": disk.node, "mount": disk.mount, "remounted": False, "replaced": False,
+                "started": [], "note": f"no failure of {_label(disk)} in the fault ledger: "
+                                       "nothing was unmounted, formatted or started"}
+    # an entry written before the record kept none; one with a record must name this disk
+    if record and record != _record(disk):
+        raise refused_record("restore_disk", key, f"names {record!r}, not the inventory's "
+                                                  f"{_record(disk)!r}")
     restarted = []
+    verdict = None
     try:
-        remounted = replace or not disk_faults.is_healthy(cluster, disk)
-        if remounted and disk.osd is not None:
+        failed = not disk_faults.is_healthy(cluster, disk)
+        replaced = bool(replace) and failed  # a healthy disk keeps its data
+        if replaced:
+            verdict = check_blast_radius(cluster, f"replace {_label(disk)} (its copies are "
+                                         "erased)", False, swift_keys=_swift_keys(disk))
+        if failed and disk.osd is not None:
             # an OSD still running holds the dead filesystem: it must start anew
             osd = cluster.service(f"osd.{disk.osd}")
             if services.pid_of(cluster, osd) is not None:
                 services.kill(cluster, osd, "KILL")
-        if remounted:
-            disk_faults.restore(cluster, disk, replace)
+        if failed:
+            disk_faults.restore(cluster, disk, replaced)
         owners = ([cluster.service(f"osd.{disk.osd}")] if disk.osd is not None
                   else cluster.services_on(disk.node))
         for service in owners:
@@ -115,6 +150,9 @@ def restore_disk(node: str = "node1", device: str = "", replace: bool = False,
                 restarted.append(service.name)
     except ClusterError as exc:
         raise fail("restore_disk", exc) from None
-    ledger_restored(cluster, _key(disk))
-    return {"node": disk.node, "mount": disk.mount, "remounted": remounted,
-            "replaced": replace, "started": restarted}
+    ledger_restored(cluster, key)
+    out = {"node": disk.node, "mount": disk.mount, "remounted": failed,
+           "replaced": replaced, "started": restarted, "guard": verdict}
+    if replace and not replaced:
+        out["note"] = f"{_label(disk)} was healthy: not replaced"
+    return out

@@ -8,12 +8,21 @@ import time
 
 from chaoslib.exceptions import ActivityFailed
 
-from clusters import fault_ledger, memory_hog, services
+from clusters import memory_hog, services
 from clusters.exceptions import ClusterError
 from clusters.inventory import Cluster, Node
 from clusters.ssh import run_on_node
 
-from .safety import check_blast_radius, cluster_of, fail, ledger_before, ledger_restored, node_of
+from .safety import (
+    check_blast_radius,
+    cluster_of,
+    fail,
+    ledger_before,
+    ledger_restored,
+    node_of,
+    recorded,
+    refused_record,
+)
 
 __all__ = ["exhaust_memory", "stop_memory_hog"]
 
@@ -109,7 +118,7 @@ def exhaust_memory(node: str = "node1", size_mib: int = 0, timeout_s: int = 120,
     except ClusterError as exc:
         raise fail("exhaust_memory", exc) from None
     ledger_before(cluster, f"memory:{target.name}", hog.says(),
-                  "actions.memory.stop_memory_hog", {"node": target.name, "before": before})
+                  "actions.memory.stop_memory_hog", {"node": target.name}, {"before": before})
     try:
         run_on_node(target, memory_hog.start_command(hog), timeout=30)
         at = _wait_for_oom_killer(target, kills, wait_s)
@@ -129,21 +138,28 @@ def exhaust_memory(node: str = "node1", size_mib: int = 0, timeout_s: int = 120,
             "oom_killed": taken, "daemons_before": before, "guard": verdict}
 
 
-def _recorded_before(cluster: Cluster, node: str) -> dict[str, int]:
-    entries = [e for e in fault_ledger.outstanding(cluster.name) if e.key == f"memory:{node}"]
-    before = entries[-1].arguments.get("before") if entries else None
-    return before if isinstance(before, dict) else {}
+def _recorded_before(cluster: Cluster, node: Node) -> dict[str, int]:
+    """{daemon: PID} of the node's daemons that ran at the injection, as exhaust_memory
+    recorded it ({} without a record); a record that is not {daemon: PID} is refused. Only
+    the node's own daemons (the inventory's) are ever started from it."""
+    key = f"memory:{node.name}"
+    before = (recorded(cluster, key) or {}).get("before") or {}
+    if not isinstance(before, dict) or any(
+            not isinstance(name, str) or isinstance(pid, bool) or not isinstance(pid, int)
+            for name, pid in before.items()):
+        raise refused_record("stop_memory_hog", key, f"names {before!r}, not the "
+                             f"{{daemon: PID}} of {node.name}'s daemons")
+    return before
 
 
-def stop_memory_hog(node: str = "node1", before: dict = None,
-                    configuration: dict = None) -> dict:
+def stop_memory_hog(node: str = "node1", configuration: dict = None) -> dict:
     """End the node's memory hog (idempotent), then start the node's daemons that ran at the
-    injection and do not now (those the OOM killer took). `before` ({daemon: PID} at the
-    injection; by default the ledger's record) names them; without it, every daemon of the
-    node that is not running is started. Returns what was taken, and what was started."""
+    injection and do not now (those the OOM killer took), as exhaust_memory recorded them in
+    the fault ledger; without a record, every daemon of the node that is not running is
+    started. Returns what was taken, and what was started."""
     cluster = cluster_of(configuration)
     target = node_of(cluster, node)
-    before = before or _recorded_before(cluster, target.name)
+    before = _recorded_before(cluster, target)
     try:
         run_on_node(target, memory_hog.stop_command(target), timeout=30)
         running = _daemons(cluster, target)

@@ -6,6 +6,11 @@ the ledger entry is committed, and only then is the fault injected, so a process
 killed at any point leaves either nothing broken or a ledger entry that
 `faultline heal` can undo. A failed injection keeps its entry: it may have broken
 something half-way, and every restore is idempotent.
+
+A restore's arguments say only which fault to undo; what to undo is the entry's record,
+written by the injection (`ledger_before(..., record=...)`), read back with `recorded`, and
+checked against the inventory by the restore before anything runs: a record that points
+anywhere else is refused (`refused_record`).
 """
 
 from __future__ import annotations
@@ -102,9 +107,23 @@ def check_blast_radius(cluster: Cluster, what: str, allow_unavailable: bool,
 
 
 def ledger_before(cluster: Cluster, key: str, description: str, restore: str,
-                  arguments: dict) -> str:
-    """Write the fault down before it is injected; returns the entry id."""
-    return fault_ledger.record(cluster.name, key, description, restore, arguments).id
+                  arguments: dict, record: dict | None = None) -> str:
+    """Write the fault down before it is injected: the restore's `arguments` (which fault)
+    and the `record` of what the injection does; returns the entry id."""
+    return fault_ledger.record(cluster.name, key, description, restore, arguments,
+                               record).id
+
+
+def recorded(cluster: Cluster, key: str) -> dict | None:
+    """What the newest outstanding fault of `key` did, as its injection wrote it; None when
+    the ledger has no such fault."""
+    return fault_ledger.recorded(cluster.name, key)
+
+
+def refused_record(what: str, key: str, why: str) -> ActivityFailed:
+    """The one error of a restore whose ledger record points outside what the fault used."""
+    return ActivityFailed(f"{what}: refused: the fault ledger's record of {key} {why}; "
+                          "nothing was run (check the entry with `faultline faults`)")
 
 
 def ledger_restored(cluster: Cluster, key: str) -> None:
@@ -125,17 +144,27 @@ def inject_process_fault(cluster: Cluster, service: Service, intent: str, restor
     it does, then inject it; returns what was done."""
     details = supervision.prepare(cluster, service, intent)
     ledger_before(cluster, f"daemon:{service.name}", supervision.describe(details, service.node),
-                  restore, {**arguments, "fault": details})
+                  restore, arguments, {"fault": details})
     return supervision.inject(cluster, service, details)
 
 
-def undo_process_fault(cluster: Cluster, service: Service, fault: dict | None,
+def process_record(cluster: Cluster, service: Service, what: str) -> dict | None:
+    """The ledger's record of the process fault on a daemon (None: there is none), once it
+    is seen to name that daemon and the inventory's unit; a record that names another is
+    refused (ActivityFailed), before anything runs."""
+    key = f"daemon:{service.name}"
+    try:
+        return supervision.checked_record(cluster, service,
+                                          (recorded(cluster, key) or {}).get("fault"))
+    except ValueError as exc:
+        raise refused_record(what, key, str(exc)) from None
+
+
+def undo_process_fault(cluster: Cluster, service: Service, details: dict | None,
                        strike: bool = True) -> dict:
-    """Undo the process fault on a daemon (`fault`, else the ledger's record of it) and
-    strike it off unless told not to; the daemon's outcome (clusters.supervision.restore)."""
-    outcome = supervision.restore(cluster, service,
-                                  fault if fault is not None
-                                  else supervision.recorded(cluster, service))
+    """Undo the process fault on a daemon as `process_record` read it and strike it off
+    unless told not to; the daemon's outcome (clusters.supervision.restore)."""
+    outcome = supervision.restore(cluster, service, details)
     if strike:
         ledger_restored(cluster, f"daemon:{service.name}")
     return outcome

@@ -28,6 +28,9 @@ from .safety import (
     inject_process_fault,
     ledger_before,
     ledger_restored,
+    process_record,
+    recorded,
+    refused_record,
     restore_report,
     undo_process_fault,
 )
@@ -153,14 +156,16 @@ def resume_server(server: str = "object", node: str = "node1",
 
 
 def start_server(server: str = "object", node: str = "node1", timeout_s: float = 60,
-                 fault: dict = None, configuration: dict = None) -> dict:
+                 configuration: dict = None) -> dict:
     """Start a Swift server again (the restore of kill_server), undoing what kill_server did
-    (`fault`, else the fault ledger's record), and wait until it answers its healthcheck.
-    Starting a running server changes nothing. Reports as actions.ceph.start_osd does."""
+    as the fault ledger recorded it, and wait until it answers its healthcheck. Starting a
+    running server changes nothing. Reports as actions.ceph.start_osd does."""
     cluster = cluster_from_configuration(configuration)
     service = _service(cluster, server, node)
     try:
-        outcome = undo_process_fault(cluster, service, fault, strike=False)
+        outcome = undo_process_fault(cluster, service,
+                                     process_record(cluster, service, "start_server"),
+                                     strike=False)
     except ClusterError as exc:
         raise ActivityFailed(f"start_server: {exc}") from None
     address, port = _healthcheck_endpoint(cluster, server, node)
@@ -241,8 +246,8 @@ def add_device(node: str = "node1", device: str = "", size_mib: int = 1024,
     except ClusterError as exc:
         raise fail("add_device", exc) from None
     ledger_before(cluster, f"scale:{node}/{dev.device}", dev.says(),
-                  "actions.swift.remove_device",
-                  {"node": node, "device": dev.device, "image_dir": image_dir})
+                  "actions.swift.remove_device", {"node": node, "device": dev.device},
+                  {"image_dir": image_dir})
     try:
         swift_scaling.make_device(cluster, dev)
         changed = swift_scaling.change_rings(cluster, dev, "add", dev.weight)
@@ -255,19 +260,23 @@ def add_device(node: str = "node1", device: str = "", size_mib: int = 1024,
             "guard": verdict}
 
 
-def remove_device(node: str = "node1", device: str = "", image_dir: str = "",
-                  timeout_s: float = 900, configuration: dict = None) -> dict:
+def remove_device(node: str = "node1", device: str = "", timeout_s: float = 900,
+                  configuration: dict = None) -> dict:
     """Scale in (the restore of add_device): drain the device scale added (weight 0 in every
     ring it is in, rebalance, push), wait up to timeout_s until replication has moved every
     partition off it, remove it from the rings, push, unmount it and delete its image.
     Idempotent: picks up wherever an interrupted run left it (a push it did not finish is
     finished first); a scale- device in no ring is deleted only if the fault ledger says
-    scale added it. Refuses a device scale did not add. Returns how long the drain
-    took and what was removed."""
+    scale added it. Refuses a device scale did not add, and one whose drain the guard
+    refuses (its data would be left with too few copies). Where its image is comes from the
+    ledger's record of add_device (else the inventory's directory), never from the caller.
+    Returns how long the drain took and what was removed."""
     cluster = cluster_of(configuration)
     try:
-        dev = _scale_device(cluster, {"node": node, "device": device, "image_dir": image_dir})
-        key = f"scale:{node}/{dev.device}"
+        name = swift_scale.device_name(node, device) if isinstance(node, str) else device
+        key = f"scale:{node}/{name}"
+        dev = _scale_device(cluster, {"node": node, "device": device,
+                                      "image_dir": _recorded_image_dir(cluster, key)})
         standing = swift_scaling.device_in_rings(cluster, dev)
         swift_scaling.check_ours(dev, standing)
         # a run killed while it pushed: the builders say what the nodes should have
@@ -278,6 +287,18 @@ def remove_device(node: str = "node1", device: str = "", image_dir: str = "",
         raise fail("remove_device", exc) from None
     ledger_restored(cluster, key)
     return {"node": node, "device": dev.device, **done}
+
+
+def _recorded_image_dir(cluster: Cluster, key: str) -> str:
+    """The image directory add_device recorded for the device ("": the inventory's, the
+    directory of the node's Swift disk image); scale_device checks it is absolute and
+    normalised, and the image deleted is always <it>/<device>.img."""
+    image_dir = (recorded(cluster, key) or {}).get("image_dir") or ""
+    try:
+        return swift_scale.check_image_dir(image_dir) if image_dir else ""
+    except InvalidScale:
+        raise refused_record("remove_device", key, f"names image_dir {image_dir!r}, not a "
+                             "normalised absolute path") from None
 
 
 def _delete_if_ours(cluster: Cluster, dev: swift_scale.ScaleDevice, key: str,
@@ -293,8 +314,12 @@ def _drain_and_remove(cluster: Cluster, dev: swift_scale.ScaleDevice, standing: 
                       timeout_s: float, pushed_at: float | None = None) -> dict:
     rings = tuple(ring for ring, seen in standing.items() if seen["present"])
     if not rings:
-        return {"drained_s": None, "removed_from": []}
+        return {"drained_s": None, "removed_from": [], "guard": None}
     dev = dataclasses.replace(dev, rings=rings)
+    # its copies move away and then it is unmounted and deleted: only if the others suffice
+    verdict = check_blast_radius(cluster, f"drain and remove {dev.device} on {dev.node}",
+                                 False, swift_keys={f"{r}:{dev.node}/{dev.device}"
+                                                    for r in rings})
     # drained by an earlier, killed run (since the rings it pushed were read)
     since = pushed_at or time.time() - swift_scale.RING_RELOAD_S
     if any(standing[ring]["weight"] for ring in rings):
@@ -302,4 +327,4 @@ def _drain_and_remove(cluster: Cluster, dev: swift_scale.ScaleDevice, standing: 
         since = swift_scaling.change_rings(cluster, dev, "weight", 0.0)["pushed_at"]
     drained = swift_scaling.wait_until_moved(cluster, since, timeout_s, drained=dev)
     swift_scaling.change_rings(cluster, dev, "remove")
-    return {"drained_s": drained["moved_s"], "removed_from": list(rings)}
+    return {"drained_s": drained["moved_s"], "removed_from": list(rings), "guard": verdict}

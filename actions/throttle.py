@@ -3,17 +3,29 @@
 
 The daemon stays up and keeps answering, slowly: heartbeats and health checks that do not
 touch the disk say it is fine while its clients wait.
+
+Where the restore puts the daemon back is the fault ledger's record of the cgroup it came
+from (an absolute blkio path with no `..`: clusters.io_throttle.confined_origin), never a
+path from the caller.
 """
 
 from __future__ import annotations
 
 from chaoslib.exceptions import ActivityFailed
 
-from clusters import fault_ledger, io_throttle, services
-from clusters.exceptions import ClusterError, RemoteCommandFailed
+from clusters import io_throttle, services
+from clusters.exceptions import ClusterError, InvalidThrottle, RemoteCommandFailed
 from clusters.inventory import Cluster, Service
 
-from .safety import check_blast_radius, cluster_of, fail, ledger_before, ledger_restored
+from .safety import (
+    check_blast_radius,
+    cluster_of,
+    fail,
+    ledger_before,
+    ledger_restored,
+    recorded,
+    refused_record,
+)
 
 __all__ = ["throttle_disk", "unthrottle_disk"]
 
@@ -66,8 +78,8 @@ def throttle_disk(daemon: str = "osd.1", read_bps: int = 0, write_bps: int = 0,
     except ClusterError as exc:
         raise fail("throttle_disk", exc) from None
     ledger_before(cluster, f"throttle:{service.name}", throttle.says(),
-                  "actions.throttle.unthrottle_disk",
-                  {"daemon": service.name, "back_to": back_to})
+                  "actions.throttle.unthrottle_disk", {"daemon": service.name},
+                  {"back_to": back_to})
     try:
         device = services.run(cluster, service,
                               io_throttle.throttle_command(throttle, pid)).stdout.strip()
@@ -78,15 +90,14 @@ def throttle_disk(daemon: str = "osd.1", read_bps: int = 0, write_bps: int = 0,
             "back_to": back_to, "throttled": throttle.says(), "guard": verdict}
 
 
-def unthrottle_disk(daemon: str = "osd.1", back_to: str = "",
-                    configuration: dict = None) -> dict:
+def unthrottle_disk(daemon: str = "osd.1", configuration: dict = None) -> dict:
     """Lift the throttle of throttle_disk (idempotent): the daemon back in the cgroup it came
-    from (`back_to`; when not given, the one throttle_disk recorded in the fault ledger, else
-    the root), ours removed. Returns what its I/O through the throttle amounted to."""
+    from, as throttle_disk recorded it in the fault ledger (the root without a record), ours
+    removed. Returns what its I/O through the throttle amounted to."""
     cluster = cluster_of(configuration)
     try:
         service = cluster.service(str(daemon))
-        back_to = back_to or _recorded_origin(cluster, service)
+        back_to = _recorded_origin(cluster, service)
         stats = io_throttle.parse_stats(
             services.run(cluster, service, io_throttle.stats_command(service.name)).stdout)
         services.run(cluster, service, io_throttle.release_command(service.name, back_to))
@@ -98,9 +109,12 @@ def unthrottle_disk(daemon: str = "osd.1", back_to: str = "",
 
 
 def _recorded_origin(cluster: Cluster, service: Service) -> str:
-    """The cgroup throttle_disk found the daemon in (its ledger entry), "/" without one: an
-    experiment's rollback names only the daemon, and must not leave it in the root cgroup."""
-    for entry in fault_ledger.outstanding(cluster.name):
-        if entry.key == f"throttle:{service.name}" and entry.arguments.get("back_to"):
-            return str(entry.arguments["back_to"])
-    return "/"
+    """The cgroup throttle_disk found the daemon in (its ledger record), "/" without one: an
+    experiment's rollback names only the daemon, and must not leave it in the root cgroup.
+    A record that is no blkio cgroup path is refused."""
+    key = f"throttle:{service.name}"
+    origin = (recorded(cluster, key) or {}).get("back_to") or "/"
+    try:
+        return io_throttle.confined_origin(origin)
+    except InvalidThrottle as exc:
+        raise refused_record("unthrottle_disk", key, f"names back_to {origin!r}: {exc}") from None

@@ -147,6 +147,27 @@ def check_command(osd: NewOsd) -> str:
         f"exit 3; }}; true")
 
 
+def checked_added(cluster: Cluster, templates: dict[str, str], osd_id: int,
+                  added: Any) -> dict[str, Any]:
+    """The fault ledger's record of an OSD scale added, once it is seen to be that OSD as the
+    inventory's templates place it (its image, mount, pid file and log, on one of the
+    cluster's nodes): remove_command kills, unmounts and deletes what the record names.
+    InvalidScale saying what differs otherwise."""
+    if not isinstance(added, dict):
+        raise InvalidScale(f"the record of osd.{osd_id} is not an added OSD ({added!r})")
+    if added.get("osd_id") != osd_id:
+        raise InvalidScale(f"the record of osd.{osd_id} names osd_id {added.get('osd_id')!r}")
+    if added.get("node") not in cluster.node_names:
+        raise InvalidScale(f"the record of osd.{osd_id} names node {added.get('node')!r}, no "
+                           f"node of {cluster.name} (nodes: {', '.join(cluster.node_names)})")
+    for key in TEMPLATE_KEYS:
+        expected = templates[key].replace("{id}", str(osd_id))
+        if added.get(key) != expected:
+            raise InvalidScale(f"the record of osd.{osd_id} names {key} {added.get(key)!r}, "
+                               f"not {expected!r} where the inventory's scale.ceph_osd puts it")
+    return added
+
+
 def make_disk_command(osd: NewOsd) -> str:
     """Shell on the node: the sparse XFS image (made aside, then renamed, so no half-made
     image is left under its name), loop-mounted where the OSD's data goes."""

@@ -20,6 +20,7 @@ import shlex
 from dataclasses import asdict, dataclass, field, fields
 
 from .exceptions import BlastRadiusExceeded, InvalidCorruption
+from .inventory import Cluster
 
 CANARY_PREFIX = "faultline-canary-"
 SWIFT_CANARY_CONTAINER = "faultline-canary"
@@ -108,6 +109,84 @@ class Corruption:
     def from_arguments(cls, arguments: dict) -> Corruption:
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in arguments.items() if k in known})
+
+
+_HASH = re.compile(r"[0-9a-f]{32}")
+_PGID = re.compile(r"[0-9]+\.[0-9a-f]+")
+_HEX = re.compile(r"(?:[0-9a-f]{2})+")
+
+
+def confined(cluster: Cluster, record: object) -> Corruption:
+    """The corruption the fault ledger recorded, once it is seen to stay where the fault
+    was: a replica of the inventory (an OSD; a node's Swift device and its mount), the
+    object's directory and quarantine under that mount, a canary deleted only if it is
+    one. The restore writes bytes, deletes objects and runs `rm -rf` from it: anything else
+    is InvalidCorruption saying what, and nothing runs."""
+    if not isinstance(record, dict):
+        raise InvalidCorruption(f"is not a corruption ({type(record).__name__})")
+    try:
+        corruption = Corruption.from_arguments(record)
+    except TypeError as exc:
+        raise InvalidCorruption(f"is not a whole corruption ({exc})") from None
+    bad = [name for name in ("system", "object", "replica", "node", "path", "mount", "hash",
+                             "pgid", "pool", "good", "md5") if not isinstance(getattr(
+                                 corruption, name), str)]
+    if bad:
+        raise InvalidCorruption(f"names {', '.join(bad)} that {'is' if len(bad) == 1 else 'are'}"
+                                " not text")
+    if corruption.system != cluster.kind:
+        raise InvalidCorruption(f"names a {corruption.system!r} replica, not one of "
+                                f"{cluster.name} ({cluster.kind})")
+    if not corruption.object:
+        raise InvalidCorruption(f"names no object ({corruption.object!r})")
+    offset = corruption.offset
+    if not _HEX.fullmatch(corruption.good) or isinstance(offset, bool) \
+            or not isinstance(offset, int) or offset < 0:
+        raise InvalidCorruption(f"names bytes {corruption.good!r} at {corruption.offset!r}, "
+                                "not hex at a whole offset")
+    canary = (CANARY_PREFIX if cluster.kind == "ceph"
+              else f"{SWIFT_CANARY_CONTAINER}/{CANARY_PREFIX}")
+    if corruption.owned and not corruption.object.startswith(canary):
+        raise InvalidCorruption(f"would delete {corruption.object!r} as a canary, which is "
+                                f"no canary ({canary}...)")
+    if cluster.kind == "ceph":
+        _confined_ceph(cluster, corruption)
+    else:
+        _confined_swift(cluster, corruption)
+    return corruption
+
+
+def _confined_ceph(cluster: Cluster, corruption: Corruption) -> None:
+    if not re.fullmatch(r"osd\.[0-9]+", corruption.replica) \
+            or corruption.replica not in {s.name for s in cluster.services_of_kind("osd")}:
+        raise InvalidCorruption(f"names replica {corruption.replica!r}, no OSD of "
+                                f"{cluster.name}")
+    if not _PGID.fullmatch(corruption.pgid):
+        raise InvalidCorruption(f"names PG {corruption.pgid!r}, not a PG id")
+    # its scratch file is /tmp/faultline-corrupt-<object>-<replica>: no other directory
+    if "/" in corruption.object or "\0" in corruption.object:
+        raise InvalidCorruption(f"names object {corruption.object!r}, whose scratch file "
+                                "would not be in /tmp")
+
+
+def _confined_swift(cluster: Cluster, corruption: Corruption) -> None:
+    node, _, device = corruption.replica.partition("/")
+    disks = [d for d in cluster.disks_on(node) if d.swift_device and d.swift_device == device]
+    if node != corruption.node or not disks:
+        raise InvalidCorruption(f"names replica {corruption.replica!r} on node "
+                                f"{corruption.node!r}, no Swift device of {cluster.name}")
+    if corruption.mount != disks[0].mount:
+        raise InvalidCorruption(f"names mount {corruption.mount!r}, not {disks[0].mount!r} "
+                                f"where the inventory mounts {corruption.replica}")
+    if not _HASH.fullmatch(corruption.hash):
+        raise InvalidCorruption(f"names hash {corruption.hash!r}, not an object's name hash "
+                                "(32 hex digits)")
+    prefix = f"{corruption.mount.rstrip('/')}/objects/"
+    partition = corruption.path.removeprefix(prefix).split("/", 1)[0]
+    if not (corruption.path.startswith(prefix) and partition.isdigit() and corruption.path
+            == swift_object_dir(corruption.mount, int(partition), corruption.hash)):
+        raise InvalidCorruption(f"names path {corruption.path!r}, not the object's directory "
+                                f"under {prefix}")
 
 
 def checked_mode(mode: str) -> str:

@@ -35,13 +35,13 @@ def fail_command(disk: Disk) -> str:
 
 
 def restore_command(disk: Disk, replace: bool = False) -> str:
-    """Mount the disk again (idempotent: a healthy mount is left alone)."""
+    """Mount the disk again (idempotent: a healthy mount is left alone, and never formatted,
+    even with `replace`)."""
     mount, device = shlex.quote(disk.mount), shlex.quote(disk.device)
     mkfs = "mkfs.xfs -q -f \"$dev\" && " if replace else ""
     return (
-        # a mount that answers is healthy: nothing to do (unless it is to be replaced)
-        f"if {is_mounted(disk.mount)} && ls {mount} >/dev/null 2>&1 && [ {int(replace)} = 0 ];"
-        f" then exit 0; fi; "
+        # a mount that answers is healthy: nothing to do, and nothing to erase
+        f"if {is_mounted(disk.mount)} && ls {mount} >/dev/null 2>&1; then exit 0; fi; "
         f"while {is_mounted(disk.mount)}; do umount -l {mount} || exit 4; done; "
         f"mkdir -p {mount}; "
         f"if [ -f {device} ]; then dev=$(losetup -f --show {device}) || exit 5; "

@@ -4,6 +4,14 @@ its restore succeeded, so whatever a crashed run left broken can be undone (`fau
 An action calls `record(...)` just before it breaks something and `strike(cluster, key)`
 once the matching restore succeeded. Each entry names its restore by dotted path (always
 under `actions.`) with JSON-able keyword arguments, so another process can replay it.
+
+The arguments say only WHICH fault to undo (an OSD id, a node, a daemon's name): they are
+what an experiment's rollback may pass too. WHAT the fault did (a unit it masked, a disk
+image it made, a cgroup it moved a daemon from) is the entry's `record`, written by the
+injection and read by the restore (`recorded`); no restore takes it from its caller, so an
+experiment cannot tell a restore what to start, unmount or delete. Entries written before
+the record existed kept it among their arguments (`fault`, `added`, ...): they are read with
+those moved into the record, so their heal still works.
 Entries go to a JSON file in this machine's state directory (`FileLedger`) unless the
 service installed its PostgreSQL ledger with `set_backend`.
 """
@@ -29,6 +37,8 @@ from .exceptions import FaultLedgerError
 from .processes import ProcessOwner
 
 _RESTORE_PATH = re.compile(r"actions(\.[A-Za-z_]\w*)+")
+# what older entries kept among their arguments, and is now their record
+RECORD_NAMES = ("fault", "added", "corruption", "back_to", "before", "image_dir")
 
 
 @dataclass(frozen=True)
@@ -40,11 +50,23 @@ class FaultEntry:
     key: str  # what is broken: "daemon:osd.1", "disk:node2", "power:node3", ...
     description: str  # one line for humans
     restore: str  # dotted path of the restore function, under actions.
-    arguments: dict  # its keyword arguments, without `configuration`
+    arguments: dict  # its keyword arguments (which fault), without `configuration`
     injected_at: float  # epoch seconds
     owner_pid: int
     owner_host: str
     run_id: int | None = None
+    record: dict = dataclasses.field(default_factory=dict)  # what the injection did
+
+    @classmethod
+    def read(cls, **fields: Any) -> FaultEntry:
+        """An entry as a ledger stores it; one of before the record moves its record out of
+        its arguments."""
+        arguments = dict(fields.pop("arguments", None) or {})
+        record = dict(fields.pop("record", None) or {})
+        for name in RECORD_NAMES:
+            if name in arguments:
+                record.setdefault(name, arguments.pop(name))
+        return cls(arguments=arguments, record=record, **fields)
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -107,7 +129,7 @@ class FileLedger:
         except FileNotFoundError:
             return []
         try:
-            return [FaultEntry(**item) for item in json.loads(text)["faults"]]
+            return [FaultEntry.read(**item) for item in json.loads(text)["faults"]]
         except (ValueError, KeyError, TypeError) as exc:
             raise FaultLedgerError(f"the fault ledger {self.path} is unreadable ({exc}); "
                                    "check by hand what it lists before removing it") from None
@@ -142,17 +164,30 @@ def backend() -> FaultLedgerBackend:
     return _installed if _installed is not None else FileLedger()
 
 
-def record(cluster: str, key: str, description: str, restore: str,
-           arguments: dict) -> FaultEntry:
-    """Write a fault down before injecting it; return its entry. ValueError if invalid."""
+def record(cluster: str, key: str, description: str, restore: str, arguments: dict,
+           record: dict | None = None) -> FaultEntry:
+    """Write a fault down before injecting it: the restore's `arguments` (which fault) and
+    the `record` of what the injection does; return its entry. ValueError if invalid."""
     stored = _checked(cluster, key, restore, arguments)
+    if any(name in stored for name in RECORD_NAMES):
+        raise ValueError(f"arguments of {restore} say which fault to undo, not what was done: "
+                         f"{', '.join(n for n in RECORD_NAMES if n in stored)} belong in the "
+                         "record")
+    done = _json(restore, "record", {} if record is None else record)
     ledger = backend()
     entry = FaultEntry(id=uuid.uuid4().hex, cluster=cluster, key=key, description=description,
                        restore=restore, arguments=stored, injected_at=time.time(),
                        owner_pid=os.getpid(), owner_host=socket.gethostname(),
-                       run_id=getattr(ledger, "run_id", None))
+                       run_id=getattr(ledger, "run_id", None), record=done)
     ledger.add(entry)
     return entry
+
+
+def recorded(cluster: str, key: str) -> dict | None:
+    """The record of the newest outstanding fault of that cluster and key; None when the
+    ledger holds none (the restore then has nothing recorded to undo)."""
+    entries = [e for e in outstanding(cluster) if e.key == key]
+    return entries[-1].record if entries else None
 
 
 def strike(cluster: str, key: str) -> int:
@@ -186,7 +221,14 @@ def _checked(cluster: str, key: str, restore: str, arguments: dict) -> dict:
     if "configuration" in arguments:
         raise ValueError("arguments must not include 'configuration': the restore is given "
                          "its cluster's when it is replayed")
+    return _json(restore, "arguments", arguments)
+
+
+def _json(restore: str, what: str, value: dict) -> dict:
+    """`value` as it will be read back (a JSON round trip); ValueError if it cannot be."""
+    if not isinstance(value, dict):
+        raise ValueError(f"{what} must be a dict, not {type(value).__name__}")
     try:
-        return json.loads(json.dumps(arguments, allow_nan=False))
+        return json.loads(json.dumps(value, allow_nan=False))
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"arguments of {restore} must be JSON-able: {exc}") from None
+        raise ValueError(f"{what} of {restore} must be JSON-able: {exc}") from None

@@ -17,6 +17,8 @@ node is refused with the reason.
 
 from __future__ import annotations
 
+import posixpath
+import re
 import shlex
 from dataclasses import dataclass
 
@@ -28,6 +30,8 @@ LIMITS = {"read_bps": "read_bps_device", "write_bps": "write_bps_device",
           "read_iops": "read_iops_device", "write_iops": "write_iops_device"}
 MIN_BPS, MAX_BPS = 4096, 10_000_000_000
 MIN_IOPS, MAX_IOPS = 1, 1_000_000
+# a cgroup path as /proc/<pid>/cgroup prints it: no quote, space or control character
+_CGROUP_PATH = re.compile(r"/[A-Za-z0-9_.:@=+,/\\-]*")
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,21 @@ def checked_origin(daemon: str, pid: int, origin: str) -> str:
     if origin.rstrip("/").rsplit("/", 1)[-1].startswith("faultline-throttle-"):
         raise InvalidThrottle(f"{daemon} (PID {pid}) is throttled already ({BLKIO}{origin}): "
                               "unthrottle_disk first")
+    return confined_origin(origin)
+
+
+def confined_origin(origin: object) -> str:
+    """`origin` once it is seen to be a cgroup of the blkio hierarchy, where the restore may
+    move a daemon back: an absolute, normalised path (no `..`, no `//`), of plain
+    characters, not one of our throttle cgroups; InvalidThrottle otherwise."""
+    if not isinstance(origin, str) or not _CGROUP_PATH.fullmatch(origin) or (
+            origin != "/" and posixpath.normpath(origin) != origin.rstrip("/")) \
+            or ".." in origin.split("/") or "//" in origin:
+        raise InvalidThrottle(f"{origin!r} is not a cgroup under {BLKIO} (an absolute path "
+                              "with no '..')")
+    if "/faultline-throttle-" in origin:
+        raise InvalidThrottle(f"{origin!r} is a throttle cgroup of ours, not where a daemon "
+                              "came from")
     return origin
 
 
@@ -126,7 +145,7 @@ def release_command(daemon: str, back_to: str = "/") -> str:
     """Shell: every process of our cgroup back to `back_to`, our cgroup removed (idempotent;
     a process that ended meanwhile is skipped)."""
     cg = shlex.quote(f"{BLKIO}/faultline-throttle-{daemon}")
-    target = shlex.quote(f"{BLKIO}{back_to.rstrip('/')}/cgroup.procs")
+    target = shlex.quote(f"{BLKIO}{confined_origin(back_to).rstrip('/')}/cgroup.procs")
     return (f"if [ -d {cg} ]; then for p in $(cat {cg}/cgroup.procs); do "
             f"echo $p > {target} 2>/dev/null || echo $p > {BLKIO}/cgroup.procs 2>/dev/null "
             f"|| true; done; rmdir {cg}; fi")

@@ -23,8 +23,10 @@ Service kinds (inventory `managed_by`): `pid_file`, `systemd` (its `unit`) and `
 `--cgroups=split`, so the daemon lives in its unit's cgroup and the same systemctl path
 reaches it; that path was not run against a real cephadm host (no podman here).
 
-What was done (`prepare`) is written to the fault ledger with the restore's arguments, so
-`faultline heal` replays the exact undo after the run itself was killed.
+What was done (`prepare`) is written to the fault ledger as the entry's record, so
+`faultline heal` replays the exact undo after the run itself was killed; the restore takes
+it from the ledger only, and only once `checked_record` found it about the inventory's
+daemon and unit.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from . import fault_ledger, services
+from . import services
 from .exceptions import RemoteCommandFailed
 from .inventory import Cluster, Service
 
@@ -186,12 +188,30 @@ def inject(cluster: Cluster, service: Service, details: dict[str, Any]) -> dict[
             "supervisor": details["supervisor"], "state": state.active_state}
 
 
-def recorded(cluster: Cluster, service: Service) -> dict[str, Any] | None:
-    """The newest outstanding ledger record of a process fault on this daemon, if any."""
-    key = f"daemon:{service.name}"
-    entries = [e for e in fault_ledger.outstanding(cluster.name) if e.key == key]
-    fault = entries[-1].arguments.get("fault") if entries else None
-    return fault if isinstance(fault, dict) else None
+def checked_record(cluster: Cluster, service: Service,
+                   details: Any) -> dict[str, Any] | None:
+    """The ledger's record of a process fault on `service` (None: there is none), once it is
+    seen to be about this daemon as the inventory describes it: its name, its supervisor and
+    its unit (the restore runs `systemctl start` on that unit); ValueError saying what
+    differs otherwise."""
+    if details is None:
+        return None
+    if not isinstance(details, dict):
+        raise ValueError(f"is not a process fault's record ({type(details).__name__})")
+    expected = {"daemon": service.name, "supervisor": service.supervisor,
+                "unit": unit_of(cluster, service)}
+    for name, value in expected.items():
+        if details.get(name) != value:
+            raise ValueError(f"names {name} {details.get(name)!r}, not the inventory's "
+                             f"{value!r} of {service.name}")
+    if details.get("intent") not in INTENTS:
+        raise ValueError(f"names intent {details.get('intent')!r}, not one of "
+                         f"{', '.join(INTENTS)}")
+    for name in ("pid", "restarts_before"):
+        value = details.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise ValueError(f"names {name} {value!r}, not a whole number")
+    return details
 
 
 def restarting(state: UnitState, killed_pid: int | None) -> bool:
@@ -242,7 +262,7 @@ def restore(cluster: Cluster, service: Service, details: dict[str, Any] | None,
                                "supervisor": service.supervisor, "started_by_restore": False,
                                "came_back_at": None, "came_back_after_s": None,
                                "restarts": None, "deviation": None}
-    unit = (details or {}).get("unit") or unit_of(cluster, service)
+    unit = unit_of(cluster, service)  # the inventory's: a record may only agree with it
     if unit is None:
         pid = services.pid_of(cluster, service)
         if details and pid is not None and pid != details.get("pid"):

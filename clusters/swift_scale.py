@@ -100,6 +100,17 @@ def check_weight(weight) -> float:
     return float(weight)
 
 
+def check_image_dir(image_dir: object) -> str:
+    """An image directory given to add_device (or recorded by it): the restore deletes
+    <image_dir>/<device>.img, so it must be a normalised absolute path."""
+    if not isinstance(image_dir, str) or not os.path.isabs(image_dir):
+        raise InvalidScale(f"image_dir must be an absolute path, not {image_dir!r}")
+    if os.path.normpath(image_dir) != image_dir.rstrip("/") or image_dir.startswith("//"):
+        raise InvalidScale(f"image_dir must be a normalised absolute path (no '..', '.' or "
+                           f"'//'), not {image_dir!r}")
+    return image_dir
+
+
 def zone_number(cluster: Cluster, node: str, ring_zones: dict[str, int]) -> int:
     """The ring zone of the node's existing device (a new device joins its node's zone)."""
     zone = ring_zones.get(cluster.node(node).address)
@@ -129,8 +140,7 @@ def scale_device(cluster: Cluster, node: str, device: str = "", size_mib=1024, w
             raise InvalidScale(f"{node}'s Swift disk is the block device {disk.device}: give "
                                "image_dir, a directory on the node for the new disk's image")
         image_dir = os.path.dirname(disk.device)
-    if not isinstance(image_dir, str) or not os.path.isabs(image_dir):
-        raise InvalidScale(f"image_dir must be an absolute path, not {image_dir!r}")
+    check_image_dir(image_dir)
     return ScaleDevice(node=node, address=cluster.node(node).address, zone=zone, device=name,
                        mount=os.path.join(os.path.dirname(disk.mount), name),
                        image=os.path.join(image_dir, f"{name}.img"),

@@ -3,7 +3,10 @@ starts, the faults a run that died left behind ("orphans").
 
 A fault is undone by replaying the restore its action wrote down, with the cluster (and
 inventory) it was injected into; only functions under `actions.` are ever called, since
-the ledger may be edited by hand or come from another machine's database.
+the ledger may be edited by hand or come from another machine's database. The replayed
+arguments say only which fault; the restore reads what to undo from the entry's record and
+checks it against the inventory (an entry of before the record is read with it moved out of
+its arguments: clusters.fault_ledger.FaultEntry.read).
 
 `heal` works on the ledger this process has installed (clusters.fault_ledger);
 `heal_everywhere`, what the CLI uses, on the database's ledger and then on this machine's

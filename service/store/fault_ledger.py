@@ -18,7 +18,7 @@ from clusters.fault_ledger import FaultEntry, set_backend
 from .models import FaultRecord
 
 FIELDS = ("id", "cluster", "key", "description", "restore", "arguments", "injected_at",
-          "owner_pid", "owner_host", "run_id")
+          "owner_pid", "owner_host", "run_id", "record")
 
 
 class PgFaultLedger:
@@ -45,7 +45,9 @@ class PgFaultLedger:
             query = query.where(FaultRecord.cluster == cluster)
         with self.sessions() as session:
             rows = session.execute(query).scalars().all()
-            return [FaultEntry(**{name: getattr(row, name) for name in FIELDS}) for row in rows]
+            # a row written before the record keeps it in its arguments: FaultEntry.read moves it
+            return [FaultEntry.read(**{name: getattr(row, name) for name in FIELDS})
+                    for row in rows]
 
 
 def use_database_ledger(sessions: sessionmaker[Session],

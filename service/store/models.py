@@ -19,6 +19,7 @@ from sqlalchemy import (
     String,
     Text,
     func,
+    text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
@@ -204,7 +205,10 @@ class FaultRecord(Base):
     key: Mapped[str] = mapped_column(String(200))  # what is broken: "daemon:osd.1", ...
     description: Mapped[str] = mapped_column(Text)
     restore: Mapped[str] = mapped_column(String(200))  # dotted path under actions.
-    arguments: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    arguments: Mapped[dict[str, Any]] = mapped_column(default=dict)  # which fault
+    # what the injection did, read by the restore (never taken from an experiment)
+    record: Mapped[dict[str, Any]] = mapped_column(default=dict,
+                                                   server_default=text("'{}'::jsonb"))
     injected_at: Mapped[float] = mapped_column(Float)
     owner_pid: Mapped[int] = mapped_column(Integer)
     owner_host: Mapped[str] = mapped_column(String(255))

@@ -51,10 +51,10 @@ def dead_pid() -> int:
 
 def fault(cluster: str, key: str, *, at: float, restore: str = f"{MODULE}.start",
           pid: int | None = None, arguments: dict | None = None,
-          run_id: int | None = None) -> FaultEntry:
+          run_id: int | None = None, record: dict | None = None) -> FaultEntry:
     """An entry injected at `at` by `pid` on this host (default: this process, alive)."""
     return FaultEntry(id=uuid.uuid4().hex, cluster=cluster, key=key,
                       description=f"{key.split(':')[1]} broken", restore=restore,
                       arguments={"target": key} if arguments is None else arguments,
                       injected_at=at, owner_pid=os.getpid() if pid is None else pid,
-                      owner_host=socket.gethostname(), run_id=run_id)
+                      owner_host=socket.gethostname(), run_id=run_id, record=record or {})

@@ -34,7 +34,7 @@ def _config(cluster) -> dict:
 
 
 def _outstanding(cluster, ledger=None) -> list[Corruption]:
-    return [Corruption.from_arguments(e.arguments["corruption"])
+    return [Corruption.from_arguments(e.record["corruption"])
             for e in (ledger or fault_ledger.backend()).outstanding(cluster.name)]
 
 

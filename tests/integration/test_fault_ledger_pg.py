@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+import uuid
 
 import pytest
 from alembic import command
 from factories import make_run
 from fake_restores import UNREACHABLE, dead_pid, fault, install, unique_cluster
-from sqlalchemy import create_engine, delete, select, text
+from sqlalchemy import create_engine, delete, make_url, select, text
 
 from clusters import fault_ledger
 from service.runs.heal import heal, heal_orphans
@@ -194,3 +195,97 @@ def test_heal_orphans_leaves_what_a_live_run_broke_again_after_a_dead_one(ledger
 def test_heal_with_nothing_outstanding_does_nothing(ledger, cluster, calls):
     assert heal(cluster) == []
     assert calls == []
+
+
+FAULT = {"daemon": "osd.1", "intent": "down", "supervisor": "systemd",
+         "unit": "ceph-osd@1.service", "pid": 4242, "restarts_before": 0, "masked": True}
+
+
+def test_the_record_is_stored_beside_the_arguments_and_read_back(sessions, cluster):
+    entry = fault(cluster, "daemon:osd.1", at=1.0, arguments={"osd_id": 1},
+                  record={"fault": FAULT})
+
+    PgFaultLedger(sessions).add(entry)
+
+    (read,) = PgFaultLedger(sessions).outstanding(cluster)
+    assert (read.arguments, read.record) == ({"osd_id": 1}, {"fault": FAULT})
+    with sessions() as session:
+        row = session.execute(select(FaultRecord).where(FaultRecord.id == entry.id)).scalar_one()
+        assert (row.arguments, row.record) == ({"osd_id": 1}, {"fault": FAULT})
+
+
+def test_recorded_reads_the_record_from_the_database_ledger(ledger, cluster):
+    fault_ledger.record(cluster, "throttle:osd.1", "slow", "actions.throttle.unthrottle_disk",
+                        {"daemon": "osd.1"}, {"back_to": "/system.slice"})
+
+    assert fault_ledger.recorded(cluster, "throttle:osd.1") == {"back_to": "/system.slice"}
+    assert fault_ledger.recorded(cluster, "throttle:osd.2") is None
+
+
+def test_a_row_written_before_the_record_is_read_with_its_what_as_the_record(
+        sessions, cluster, database_url):
+    entry = fault(cluster, "scale:osd.4", at=1.0, arguments={"osd_id": 4})
+    PgFaultLedger(sessions).add(entry)
+    # as the code before revision 0020 wrote it: the record inside the arguments
+    engine = create_engine(database_url)
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE faults SET arguments = CAST(:a AS jsonb), record = '{}' "
+                          "WHERE id = :id"),
+                     {"a": '{"osd_id": 4, "added": {"osd_id": 4, "node": "node1"}}',
+                      "id": entry.id})
+    engine.dispose()
+
+    (read,) = PgFaultLedger(sessions).outstanding(cluster)
+
+    assert (read.arguments, read.record) == ({"osd_id": 4},
+                                             {"added": {"osd_id": 4, "node": "node1"}})
+
+
+def test_heal_replays_an_old_entry_with_its_which_arguments_only(ledger, cluster, calls,
+                                                                  database_url):
+    entry = fault(cluster, "daemon:osd.1", at=1.0, arguments={"osd_id": 1})
+    ledger.add(entry)
+    engine = create_engine(database_url)
+    with engine.begin() as conn:
+        conn.execute(text("UPDATE faults SET arguments = CAST(:a AS jsonb) WHERE id = :id"),
+                     {"a": '{"osd_id": 1, "fault": {"unit": "ceph-osd@1.service"}}',
+                      "id": entry.id})
+    engine.dispose()
+
+    (result,) = heal(cluster)
+
+    assert result["restored"], result
+    assert [(name, arguments) for name, arguments, _ in calls] == [("start", {"osd_id": 1})]
+    assert ledger.outstanding(cluster) == []
+
+
+def test_the_record_migration_downgrades_by_merging_each_record_into_its_arguments(
+        database_url):
+    """Revision 0020's downgrade keeps an outstanding fault healable by the code before it."""
+    name = f"faultline_test_record_{uuid.uuid4().hex[:8]}"
+    admin = create_engine(database_url, isolation_level="AUTOCOMMIT")
+    fresh = make_url(database_url).set(database=name).render_as_string(hide_password=False)
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        config = db.alembic_config(fresh)
+        command.upgrade(config, "0020")
+        engine = create_engine(fresh)
+        with engine.begin() as conn:
+            conn.execute(text(
+                "INSERT INTO faults (id, cluster, key, description, restore, arguments, "
+                "record, injected_at, owner_pid, owner_host) VALUES ('a', 'lab', "
+                "'throttle:osd.1', 'slow', 'actions.throttle.unthrottle_disk', "
+                "'{\"daemon\": \"osd.1\"}', '{\"back_to\": \"/s\"}', 1, 1, 'h')"))
+        command.downgrade(config, "0017")
+        with engine.connect() as conn:
+            assert conn.execute(text("SELECT arguments FROM faults")).scalar_one() == {
+                "daemon": "osd.1", "back_to": "/s"}
+        command.upgrade(config, "0020")
+        with engine.connect() as conn:
+            assert conn.execute(text("SELECT record FROM faults")).scalar_one() == {}
+        engine.dispose()
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()

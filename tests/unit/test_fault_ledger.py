@@ -212,6 +212,9 @@ def test_an_unreadable_ledger_file_is_reported_with_its_path(tmp_path):
     ("lab-ceph", "daemon:osd.1", RESTORE, {"timeout_s": float("inf")},
      "arguments of actions.ceph.start_osd must be JSON-able: Out of range float values are "
      "not JSON compliant"),
+    ("lab-ceph", "daemon:osd.1", RESTORE, {"osd_id": 1, "fault": {"unit": "x"}},
+     "arguments of actions.ceph.start_osd say which fault to undo, not what was done: fault "
+     "belong in the record"),
 ])
 def test_record_refuses_what_could_not_be_replayed_and_writes_nothing(
         ledger, cluster, key, restore, arguments, message):
@@ -226,3 +229,49 @@ def test_an_entry_is_rebuilt_from_its_dict():
     original = entry()
 
     assert FaultEntry(**original.as_dict()) == original
+
+
+FAULT = {"daemon": "osd.1", "intent": "down", "supervisor": "systemd",
+         "unit": "ceph-osd@1.service", "pid": 4242, "restarts_before": 0, "masked": True}
+
+
+def test_the_record_round_trips_through_the_file_beside_the_arguments(ledger):
+    recorded = fault_ledger.record("lab-ceph", "daemon:osd.1", "osd.1 killed", RESTORE,
+                                   {"osd_id": 1}, {"fault": FAULT})
+
+    (read,) = FileLedger(ledger.path).outstanding()
+    assert (read.arguments, read.record) == ({"osd_id": 1}, {"fault": FAULT})
+    assert read == recorded
+    assert json.loads(ledger.path.read_text())["faults"][0]["record"] == {"fault": FAULT}
+    assert fault_ledger.recorded("lab-ceph", "daemon:osd.1") == {"fault": FAULT}
+
+
+def test_recorded_is_the_newest_outstanding_record_and_none_without_an_entry(ledger):
+    assert fault_ledger.recorded("lab-ceph", "daemon:osd.1") is None
+    fault_ledger.record("lab-ceph", "daemon:osd.1", "old", RESTORE, {"osd_id": 1},
+                        {"fault": {**FAULT, "pid": 1}})
+    fault_ledger.record("lab-ceph", "daemon:osd.1", "new", RESTORE, {"osd_id": 1},
+                        {"fault": FAULT})
+
+    assert fault_ledger.recorded("lab-ceph", "daemon:osd.1") == {"fault": FAULT}
+    assert fault_ledger.recorded("other", "daemon:osd.1") is None
+
+
+@pytest.mark.parametrize(("arguments", "which", "record"), [
+    ({"osd_id": 1, "fault": FAULT}, {"osd_id": 1}, {"fault": FAULT}),
+    ({"osd_id": 4, "added": {"osd_id": 4}}, {"osd_id": 4}, {"added": {"osd_id": 4}}),
+    ({"corruption": {"hash": "abc"}}, {}, {"corruption": {"hash": "abc"}}),
+    ({"daemon": "osd.1", "back_to": "/"}, {"daemon": "osd.1"}, {"back_to": "/"}),
+    ({"node": "node2", "before": {"osd.1": 9}}, {"node": "node2"}, {"before": {"osd.1": 9}}),
+    ({"node": "node1", "device": "scale-node1", "image_dir": ""},
+     {"node": "node1", "device": "scale-node1"}, {"image_dir": ""}),
+])
+def test_an_entry_written_before_the_record_is_read_with_its_what_as_the_record(
+        ledger, arguments, which, record):
+    old = entry().as_dict()
+    del old["record"]
+    ledger.path.write_text(json.dumps({"faults": [{**old, "arguments": arguments}]}))
+
+    (read,) = ledger.outstanding()
+
+    assert (read.arguments, read.record) == (which, record)

@@ -88,7 +88,7 @@ def test_the_io_through_the_throttle_is_read_from_its_counters():
     assert parse_stats("") == {"bytes": 0, "ios": 0}
 
 
-def test_an_unthrottle_without_back_to_returns_the_daemon_to_the_cgroup_recorded(tmp_path):
+def test_an_unthrottle_returns_the_daemon_to_the_cgroup_the_ledger_recorded(tmp_path):
     from actions.throttle import _recorded_origin
     from clusters import fault_ledger
 
@@ -96,7 +96,7 @@ def test_an_unthrottle_without_back_to_returns_the_daemon_to_the_cgroup_recorded
     try:
         assert _recorded_origin(CLUSTER, CLUSTER.service("osd.1")) == "/"
         fault_ledger.record("lab", "throttle:osd.1", "slow", "actions.throttle.unthrottle_disk",
-                            {"daemon": "osd.1", "back_to": "/system.slice/ceph-osd@1.service"})
+                            {"daemon": "osd.1"}, {"back_to": "/system.slice/ceph-osd@1.service"})
 
         assert _recorded_origin(CLUSTER, CLUSTER.service("osd.1")) == \
             "/system.slice/ceph-osd@1.service"
