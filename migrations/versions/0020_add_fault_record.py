@@ -8,7 +8,7 @@ record back into its arguments, as the code before this revision reads them, so 
 still outstanding can be healed after it.
 
 Revision ID: 0020
-Revises: 0017
+Revises: 0019
 Create Date: 2026-11-27 03:40:00
 """
 
@@ -17,7 +17,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision = "0020"
-down_revision = "0017"
+down_revision = "0019"
 branch_labels = None
 depends_on = None
 

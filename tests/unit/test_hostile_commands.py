@@ -176,8 +176,9 @@ BUILDERS: dict[str, Builder] = {
     "io_throttle.throttle_command": _built(
         lambda v: io_throttle.throttle_command(
         io_throttle.Throttle(v, v, (("write_iops", 10),)), 4242)),
+    # the cgroup to go back to is refused unless it is a plain path (tested below)
     "io_throttle.release_command": _built(
-        lambda v: io_throttle.release_command(v, v)),
+        lambda v: io_throttle.release_command(v, "/system.slice")),
     "io_throttle.stats_command": _built(
         lambda v: io_throttle.stats_command(v)),
     "swift_scale.create_command": _built(
@@ -243,6 +244,12 @@ def test_a_hostile_value_reaches_the_shell_only_as_data(name, payload, sandbox, 
                               env={"PATH": str(sandbox / "bin")}, capture_output=True,
                               text=True, timeout=20)
         assert not marker.exists(), f"{name} ran the payload: {command!r} ({done.stderr})"
+
+
+@pytest.mark.parametrize("payload", PAYLOADS.values(), ids=PAYLOADS.keys())
+def test_a_throttle_release_refuses_a_hostile_cgroup_to_go_back_to(payload):
+    with pytest.raises(io_throttle.InvalidThrottle, match="is not a cgroup under"):
+        io_throttle.release_command("osd.1", "/" + payload)
 
 
 @pytest.mark.parametrize("payload", PAYLOADS.values(), ids=PAYLOADS.keys())
