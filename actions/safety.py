@@ -1,6 +1,11 @@
 """What every fault action does around the injection: judge the blast radius, write the
 fault into the ledger, and strike it off once restored.
 
+A cluster the inventory does not mark `chaos: allowed` takes no fault: the guard and the
+ledger entry, which every fault passes before it injects anything, both refuse it
+(clusters.protection), so no fault action can reach a protected cluster. Restores and
+probes pass neither and still work on it.
+
 Order matters: the guard runs first (nothing is written for a refused fault), then
 the ledger entry is committed, and only then is the fault injected, so a process
 killed at any point leaves either nothing broken or a ledger entry that
@@ -19,6 +24,7 @@ from clusters import fault_ledger, guard, supervision
 from clusters.config import cluster_from_configuration
 from clusters.exceptions import ClusterError
 from clusters.inventory import Cluster, Node, Service
+from clusters.protection import check_fault_allowed
 
 logger = logging.getLogger("chaostoolkit")
 
@@ -85,6 +91,7 @@ def check_blast_radius(cluster: Cluster, what: str, allow_unavailable: bool,
     """Refuse (ActivityFailed with the reasoning) a fault that would leave data unavailable
     or unsafe, unless allow_unavailable; return the verdict. Faults already injected count
     as down (faults stack)."""
+    refuse_if_protected(cluster, what)
     try:
         taking_osds, taking_keys = taken_down(cluster, nodes, osds, swift_keys)
         down_osds, down_keys = already_faulted(cluster)
@@ -103,8 +110,18 @@ def check_blast_radius(cluster: Cluster, what: str, allow_unavailable: bool,
 
 def ledger_before(cluster: Cluster, key: str, description: str, restore: str,
                   arguments: dict) -> str:
-    """Write the fault down before it is injected; returns the entry id."""
+    """Write the fault down before it is injected; returns the entry id. Every fault passes
+    here before it injects: a protected cluster is refused here whatever came before."""
+    refuse_if_protected(cluster, description)
     return fault_ledger.record(cluster.name, key, description, restore, arguments).id
+
+
+def refuse_if_protected(cluster: Cluster, what: str) -> None:
+    """ActivityFailed, before anything is touched, if the cluster takes no fault."""
+    try:
+        check_fault_allowed(cluster, what)
+    except ClusterError as exc:
+        raise ActivityFailed(str(exc)) from None
 
 
 def ledger_restored(cluster: Cluster, key: str) -> None:

@@ -35,7 +35,7 @@ from service.experiments.fault_scope import GUARD_NOTE, fault_scopes
 from service.jobs.run_jobs import enqueue
 
 from .context import clusters, experiments_dir, inventory, queue_app, sessions
-from .errors import REQUEST_ERRORS, FormError
+from .errors import REQUEST_ERRORS, FormError, form_status
 
 bp = Blueprint("catalogue", __name__)
 
@@ -89,7 +89,7 @@ def trigger(name: str):
                              inventory=inventory(), experiment_path=entry.path,
                              workload=workload, requested_by=current_user.name)
     except REQUEST_ERRORS as exc:
-        return _form(entry, targets, values, str(exc), inventory_error), 400
+        return _form(entry, targets, values, str(exc), inventory_error), form_status(exc)
     flash(f"run {run_id} queued on {cluster}: a worker starts it when the cluster is free")
     return redirect(url_for("runs.show", run_id=run_id))
 

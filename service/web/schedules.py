@@ -36,6 +36,7 @@ from service.schedules.series import last_verdicts, schedule_series
 from service.schedules.slots import ScheduleError
 
 from .context import clusters, experiments_dir, inventory, sessions
+from .errors import form_status
 
 bp = Blueprint("schedules", __name__)
 
@@ -65,7 +66,7 @@ def create():
             clusters=values["clusters"], workload=workload, created_by=current_user.name,
             inventory=inventory())
     except SCHEDULE_ERRORS as exc:
-        return _list(values, str(exc)), 400
+        return _list(values, str(exc)), form_status(exc)
     flash(f"schedule {schedule_id} ({values['name']}) created")
     return redirect(url_for("schedules.show", schedule_id=schedule_id))
 
