@@ -22,7 +22,14 @@ from clusters.inventory import Cluster
 from clusters.paths import default_inventory
 from clusters.ssh import run_on_node
 
-from .safety import check_blast_radius, cluster_of, fail, ledger_before, ledger_restored
+from .safety import (
+    check_blast_radius,
+    cluster_of,
+    fail,
+    fault_action,
+    ledger_before,
+    ledger_restored,
+)
 
 __all__ = ["add_osd", "remove_osd"]
 
@@ -66,6 +73,7 @@ def _inventory(configuration: dict | None) -> str:
     return (configuration or {}).get("faultline_inventory") or str(default_inventory())
 
 
+@fault_action
 def add_osd(node: str = "node1", size_gib: float = 2, timeout_s: float = 180,
             allow_unavailable: bool = False, configuration: dict = None) -> dict:
     """Add one OSD on a new disk of `node` (a sparse XFS image of `size_gib` GiB plus room
@@ -119,6 +127,7 @@ def _added(cluster: Cluster, osd_id: int) -> list[dict]:
     return found
 
 
+@fault_action
 def remove_osd(osd_id: int = -1, timeout_s: float = 600, allow_unavailable: bool = False,
                added: dict = None, configuration: dict = None) -> dict:
     """Remove an OSD that add_osd added (-1: every one still there) with a proper drain:

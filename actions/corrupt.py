@@ -31,7 +31,14 @@ from clusters.corruption import Corruption, checked_mode, checked_timeout, judge
 from clusters.exceptions import ClusterError, InvalidCorruption
 from clusters.inventory import Cluster
 
-from .safety import check_blast_radius, cluster_of, fail, ledger_before, ledger_restored
+from .safety import (
+    check_blast_radius,
+    cluster_of,
+    fail,
+    fault_action,
+    ledger_before,
+    ledger_restored,
+)
 
 __all__ = ["corrupt_replica", "detect_and_repair", "restore_corruption"]
 
@@ -83,6 +90,7 @@ def _outstanding(cluster: Cluster) -> list[Corruption]:
             for e in fault_ledger.outstanding(cluster.name) if e.key.startswith("corrupt:")]
 
 
+@fault_action
 def corrupt_replica(osd_id: int = -1, node: str = "", object_name: str = "",
                     configuration: dict = None) -> dict:
     """Flip 16 bytes of one replica of one object, on disk, behind the system's back.

@@ -15,8 +15,10 @@ something half-way, and every restore is idempotent.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from chaoslib.exceptions import ActivityFailed
 
@@ -122,6 +124,22 @@ def refuse_if_protected(cluster: Cluster, what: str) -> None:
         check_fault_allowed(cluster, what)
     except ClusterError as exc:
         raise ActivityFailed(str(exc)) from None
+
+
+def fault_action(action: Callable) -> Callable:
+    """Mark a fault action: before its body runs (even a read of the cluster), a protected
+    cluster is refused. Every fault of actions/ is marked (tests/unit/test_protected_clusters
+    checks); restores, probes and watches are not, so they work on any cluster."""
+    signature = inspect.signature(action)
+
+    @functools.wraps(action)
+    def refusing(*args, **kwargs):
+        configuration = signature.bind_partial(*args, **kwargs).arguments.get("configuration")
+        refuse_if_protected(cluster_of(configuration), action.__name__)
+        return action(*args, **kwargs)
+
+    refusing.faultline_fault = True  # type: ignore[attr-defined]
+    return refusing
 
 
 def ledger_restored(cluster: Cluster, key: str) -> None:

@@ -13,7 +13,14 @@ from clusters import fault_ledger, io_throttle, services
 from clusters.exceptions import ClusterError, RemoteCommandFailed
 from clusters.inventory import Cluster, Service
 
-from .safety import check_blast_radius, cluster_of, fail, ledger_before, ledger_restored
+from .safety import (
+    check_blast_radius,
+    cluster_of,
+    fail,
+    fault_action,
+    ledger_before,
+    ledger_restored,
+)
 
 __all__ = ["throttle_disk", "unthrottle_disk"]
 
@@ -42,6 +49,7 @@ def _guard(cluster: Cluster, service: Service, what: str, allow_unavailable: boo
     return check_blast_radius(cluster, what, allow_unavailable, swift_keys=keys)
 
 
+@fault_action
 def throttle_disk(daemon: str = "osd.1", read_bps: int = 0, write_bps: int = 0,
                   read_iops: int = 0, write_iops: int = 0, allow_unavailable: bool = False,
                   configuration: dict = None) -> dict:

@@ -21,7 +21,13 @@ from clusters.paths import default_cluster, default_inventory
 from loadgen.workload import parse_workload
 
 from .exceptions import ExperimentError
-from .preflight import check_abort_on, check_activities, check_protected, check_run
+from .preflight import (
+    check_abort_on,
+    check_activities,
+    check_calibration,
+    check_protected,
+    check_run,
+)
 from .shape import check_shape
 
 CONTROL_MODULE = "service.control"
@@ -77,6 +83,7 @@ def check_static(experiment: dict[str, Any], cluster: str | None = None,
     check_protected(experiment, target)
     parse_workload(_control_arguments(experiment).get("workload"))
     check_abort_on(_control_arguments(experiment))
+    check_calibration(_control_arguments(experiment))
     check_activities(experiment, target)
     return target
 

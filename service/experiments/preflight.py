@@ -20,6 +20,7 @@ from clusters.preflight import check_nodes_reachable
 from clusters.protection import check_fault_allowed
 from loadgen.drivers import driver_for
 from loadgen.workload import Workload, parse_workload
+from service.results.capacity import run_settings
 
 from . import abort_conditions
 from .exceptions import PreflightError
@@ -64,6 +65,15 @@ def check_protected(experiment: dict[str, Any], cluster: Cluster) -> None:
             faults.append(f"{activity.get('name')} ({module}.{provider.get('func')})")
     if faults:
         check_fault_allowed(cluster, "the fault " + ", ".join(dict.fromkeys(faults)))
+
+
+def check_calibration(arguments: dict[str, Any]) -> None:
+    """InvalidCalibration if the control's `calibration` or `capacity` settings are out of
+    their bounds (service.results.capacity), before a run is queued or stored."""
+    run_settings(arguments.get("calibration"))
+    capacity = arguments.get("capacity")
+    if isinstance(capacity, dict):  # its `after` is checked against the method at the run
+        run_settings({k: v for k, v in capacity.items() if k != "after"})
 
 
 def _listed(document: dict[str, Any], key: str) -> list:
