@@ -1,0 +1,264 @@
+"""Issue 25's exploits of "Unbounded input" and "Nothing protects a production cluster",
+played as an operator would: through the JSON API with an operator's token, the dashboard,
+`faultline run` and the stock `chaos run`. Each is refused with one clear error (a 4xx JSON
+error, or an `error:` line and exit 2) and leaves nothing behind: no run row, no job, no
+schedule, no ledger entry. No lab: the clusters here are on addresses nothing answers, so
+anything that tried to reach one would fail otherwise, and slowly."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from factories import delete_made_by
+from sqlalchemy import func, select, text
+from web_login import SECRET, csrf_token, log_in
+
+from clusters import fault_ledger
+from service.results.comparison import MAX_COMPARED_RUNS
+from service.store.models import Run, Schedule
+from service.web.app import MAX_BODY_BYTES, create_app
+
+REPO = Path(__file__).resolve().parents[2]
+KILL_OSD = REPO / "experiments" / "ceph-kill-osd.json"
+PROTECTED = ("cluster 'prod-ceph' is protected (its inventory does not say chaos: allowed): "
+             "the fault kill-osd (actions.ceph.kill_osd) refused, nothing was touched (set "
+             "chaos: allowed on it in the inventory to let it take faults)")
+
+
+def _counts(sessions) -> tuple[int, int, int]:
+    """(runs, procrastinate jobs, schedules): what a refused request must leave as it was."""
+    with sessions() as session:
+        return (session.execute(select(func.count(Run.id))).scalar_one(),
+                session.execute(text("SELECT count(*) FROM procrastinate_jobs")).scalar_one(),
+                session.execute(select(func.count(Schedule.id))).scalar_one())
+
+
+@pytest.fixture
+def operator(api_as):
+    return api_as("operator")
+
+
+@pytest.fixture
+def protected_inventory(api_inventory, tmp_path) -> Path:
+    """The API tests' inventory plus prod-ceph: lab-ceph's twin marked chaos: protected."""
+    raw = yaml.safe_load(api_inventory.read_text())
+    raw["clusters"]["prod-ceph"] = {**copy.deepcopy(raw["clusters"]["lab-ceph"]),
+                                    "chaos": "protected"}
+    path = tmp_path / "inventory.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
+@pytest.fixture
+def protected_app(database_url, protected_inventory, api_token, sessions):
+    """The real app on that inventory; `client(role)` gives a client holding a new user's
+    token. The runs and schedules these users made are deleted afterwards."""
+    app = create_app({"DATABASE_URL": database_url, "SECRET_KEY": SECRET,
+                      "INVENTORY": str(protected_inventory)})
+    names = []
+
+    def client(role: str):
+        test_client = app.test_client()
+        name, token = api_token(role)
+        test_client.environ_base["HTTP_AUTHORIZATION"] = f"Bearer {token}"
+        names.append(name)
+        return test_client
+
+    app.client = client
+    yield app
+    delete_made_by(sessions, names)
+
+
+# --- unbounded input -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("object_size", [100_000_000_000, 1e11])
+def test_an_object_size_past_its_maximum_queues_nothing(operator, sessions, object_size):
+    """Exploit: object_size has no maximum; 1e11 makes the run process allocate 200 GB, and
+    any operator can override a stock experiment's workload through POST /runs."""
+    before = _counts(sessions)
+    response = operator.post("/api/v1/runs", json={
+        "experiment": "ceph-kill-osd", "cluster": "lab-ceph",
+        "workload": {"object_size": object_size}})
+
+    assert response.status_code == 400, response.json
+    assert response.json["error"].startswith("invalid workload: object_size must be ")
+    assert _counts(sessions) == before
+
+
+def test_objects_whose_buffers_exceed_the_memory_queue_nothing(operator, sessions):
+    """Exploit: an object size within its maximum whose buffers (x in flight) would not
+    fit in this machine's memory."""
+    before = _counts(sessions)
+    response = operator.post("/api/v1/runs", json={
+        "experiment": "ceph-kill-osd", "cluster": "lab-ceph",
+        "workload": {"object_size": 5 * 1024 ** 3, "max_in_flight": 4096}})
+
+    assert response.status_code == 400, response.json
+    assert "of buffers, more than half of this machine's memory" in response.json["error"]
+    assert _counts(sessions) == before
+
+
+def test_a_huge_calibration_stage_is_refused_at_upload(operator, sessions):
+    """Exploit: a calibration's stage_s has no maximum."""
+    document = json.loads(KILL_OSD.read_text())
+    document["controls"][0]["provider"]["arguments"]["calibration"] = {"stage_s": 10 ** 9}
+
+    response = operator.post("/api/v1/experiments",
+                             json={"name": "huge-stage", "experiment": document})
+
+    assert response.status_code == 400, response.json
+    assert response.json["error"] == ("invalid calibration: stage length must be 3 to 600 s, "
+                                      "not 1000000000")
+    assert operator.get("/api/v1/experiments/huge-stage").status_code == 404
+
+
+def test_a_comparison_of_too_many_runs_is_refused(operator, viewer_client):
+    """Exploit: /compare takes any number of runs."""
+    runs = ",".join(str(i) for i in range(1, MAX_COMPARED_RUNS + 2))
+
+    response = operator.get(f"/api/v1/comparisons?runs={runs}")
+    page = viewer_client.get(f"/compare?runs={runs}")
+
+    assert response.status_code == 400
+    assert response.json == {"error": f"a comparison takes at most {MAX_COMPARED_RUNS} runs"}
+    assert page.status_code == 400
+    assert f"a comparison takes at most {MAX_COMPARED_RUNS} runs" in page.get_data(as_text=True)
+
+
+def test_an_over_large_body_is_a_413_json_error(operator, sessions):
+    """Exploit: requests have no size limit."""
+    before = _counts(sessions)
+    body = json.dumps({"name": "big", "experiment": {"title": "x" * MAX_BODY_BYTES}})
+
+    response = operator.post("/api/v1/experiments", data=body,
+                             content_type="application/json")
+
+    assert response.status_code == 413
+    assert response.is_json and response.json["error"]
+    assert _counts(sessions) == before
+
+
+def test_json_nested_ten_thousand_deep_is_a_400_not_a_500(operator, sessions):
+    """Exploit: deeply nested JSON gives a 500."""
+    before = _counts(sessions)
+    body = '{"experiment": "ceph-kill-osd", "cluster": "lab-ceph", "workload": ' \
+        + "[" * 10_000 + "]" * 10_000 + "}"
+
+    response = operator.post("/api/v1/runs", data=body, content_type="application/json")
+
+    assert response.status_code == 400
+    assert response.json == {"error": "the body is nested deeper than 64 levels"}
+    assert _counts(sessions) == before
+
+
+def test_json_nested_past_the_limit_but_within_the_parser_is_a_400(operator):
+    """The same exploit at a depth Python's parser takes (100): refused by the depth bound."""
+    body = '{"name": "deep", "experiment": ' + "[" * 100 + "]" * 100 + "}"
+
+    response = operator.post("/api/v1/experiments", data=body,
+                             content_type="application/json")
+
+    assert response.status_code == 400
+    assert response.json == {"error": "the body is nested deeper than 64 levels"}
+
+
+# --- protected clusters ----------------------------------------------------------------
+
+
+def test_a_run_queued_on_a_protected_cluster_is_a_403_and_no_run_row(protected_app, sessions):
+    """Exploit: every cluster in the inventory takes every fault."""
+    operator = protected_app.client("operator")
+    before = _counts(sessions)
+
+    response = operator.post("/api/v1/runs", json={"experiment": "ceph-kill-osd",
+                                                   "cluster": "prod-ceph"})
+
+    assert response.status_code == 403, response.json
+    assert response.json == {"error": PROTECTED}
+    assert _counts(sessions) == before
+
+
+def test_a_schedule_on_a_protected_cluster_is_a_403_and_not_made(protected_app, sessions):
+    """Exploit: every cluster in the inventory takes every fault (nightly, on a schedule)."""
+    operator = protected_app.client("operator")
+    before = _counts(sessions)
+
+    response = operator.post("/api/v1/schedules", json={
+        "name": "nightly prod", "cron": "0 2 * * *", "experiment": "ceph-kill-osd",
+        "clusters": ["prod-ceph"]})
+
+    assert response.status_code == 403, response.json
+    assert response.json == {"error": PROTECTED}
+    assert _counts(sessions) == before
+
+
+def test_the_cluster_views_say_which_cluster_is_protected(protected_app):
+    """The API and the dashboard show a cluster's chaos setting."""
+    viewer = protected_app.client("viewer")
+
+    listed = {c["name"]: c["chaos"] for c in viewer.get("/api/v1/clusters").json["items"]}
+
+    assert listed == {"lab-ceph": "allowed", "lab-swift": "allowed", "prod-ceph": "protected"}
+
+
+def test_the_dashboard_refuses_a_run_on_a_protected_cluster_with_a_403(
+        protected_app, make_user, sessions):
+    """Exploit: every cluster takes every fault, from the dashboard's trigger form."""
+    client = protected_app.test_client()
+    assert log_in(client, *make_user("operator")).status_code == 302
+    form = client.get("/experiments/ceph-kill-osd/run").get_data(as_text=True)
+    assert "prod-ceph" in form
+    before = _counts(sessions)
+
+    response = client.post("/experiments/ceph-kill-osd/run", data={
+        "csrf_token": csrf_token(form), "cluster": "prod-ceph", "confirm": "yes",
+        "containers": 2, "objects_per_container": 100, "object_size": 4096, "rate": 20,
+        "ramp_s": 5, "baseline_s": 20, "mix_read": 80, "mix_write": 15, "mix_delete": 5})
+
+    assert response.status_code == 403
+    assert "is protected (its inventory does not say chaos: allowed)" in response.get_data(
+        as_text=True)
+    assert _counts(sessions) == before
+
+
+def test_faultline_run_on_a_protected_cluster_is_one_error_line_and_exit_2(
+        protected_inventory, env, sessions, tmp_path):
+    """Exploit: every cluster takes every fault, from the command line."""
+    before = _counts(sessions)
+
+    done = subprocess.run(
+        ["faultline", "run", str(KILL_OSD), "--cluster", "prod-ceph",
+         "--inventory", str(protected_inventory)],
+        env={**env, "FAULTLINE_HOME": str(tmp_path)}, capture_output=True, text=True,
+        timeout=120)
+
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == f"error: {PROTECTED}"
+    assert _counts(sessions) == before
+    assert fault_ledger.FileLedger(tmp_path / "faults.json").outstanding() == []
+
+
+def test_chaos_run_on_a_protected_cluster_is_one_error_line_and_exit_2(
+        protected_inventory, env, sessions, tmp_path):
+    """Exploit: every cluster takes every fault, under the stock `chaos run` (the control's
+    preflight refuses it; no rollback runs either)."""
+    before = _counts(sessions)
+
+    done = subprocess.run(
+        ["chaos", "--no-version-check", "run", "--journal-path", str(tmp_path / "j.json"),
+         str(KILL_OSD)],
+        env={**env, "FAULTLINE_HOME": str(tmp_path), "FAULTLINE_CLUSTER": "prod-ceph",
+             "FAULTLINE_INVENTORY": str(protected_inventory)},
+        capture_output=True, text=True, timeout=120, cwd=tmp_path)
+
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == f"error: {PROTECTED}"
+    assert not (tmp_path / "j.json").exists()  # it ended at the control: no method, no rollback
+    assert _counts(sessions) == before
+    assert fault_ledger.FileLedger(tmp_path / "faults.json").outstanding() == []
