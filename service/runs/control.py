@@ -68,7 +68,7 @@ from service.store.exceptions import InsecureSecretFile
 from service.store.fault_ledger import use_database_ledger
 from service.store.recording import RunNotQueued, RunRecorder, fail_queued
 
-from . import calibration, capacity_runs
+from . import calibration, capacity_runs, silences
 from .abort_watch import AbortWatch
 from .distributed_load import DistributedLoad, defer_driver_job
 from .heartbeat import Heartbeat
@@ -150,6 +150,12 @@ class RunControl:
             self.recorder.event("topology_note", notes=self.topology_note)
             for note in self.topology_note:
                 logger.warning(f"Topology: {note}")
+        # an abort alert silenced in Alertmanager would never stop the run: say so
+        silenced = silences.check(self.abort_on, self.cluster.name)
+        if silenced:
+            self.recorder.event(silences.EVENT, **silenced)
+            for note in silences.notes(silenced):
+                logger.warning(note)
         self.heartbeat = Heartbeat(self.recorder)  # the row names this process as its owner
         self.heartbeat.start()
         if self.capacity_plan is not None:  # before the load: the cluster to itself
