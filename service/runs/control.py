@@ -151,11 +151,7 @@ class RunControl:
             for note in self.topology_note:
                 logger.warning(f"Topology: {note}")
         # an abort alert silenced in Alertmanager would never stop the run: say so
-        silenced = silences.check(self.abort_on, self.cluster.name)
-        if silenced:
-            self.recorder.event(silences.EVENT, **silenced)
-            for note in silences.notes(silenced):
-                logger.warning(note)
+        silences.record(self.recorder, self.abort_on, self.cluster.name)
         self.heartbeat = Heartbeat(self.recorder)  # the row names this process as its owner
         self.heartbeat.start()
         if self.capacity_plan is not None:  # before the load: the cluster to itself

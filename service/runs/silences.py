@@ -18,6 +18,7 @@ cannot know.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import urllib.error
@@ -28,7 +29,10 @@ from typing import Any
 import yaml
 
 from service.experiments.abort_conditions import AbortCondition
-from service.results.silenced import EVENT, notes  # noqa: F401  (the control uses them here)
+from service.results.silenced import EVENT, notes
+from service.store.recording import RunRecorder
+
+logger = logging.getLogger("chaostoolkit")
 
 # the embedded Alertmanager's (service.monitoring.embedded.ALERTMANAGER_PORT, a layer above)
 DEFAULT_URL = "http://127.0.0.1:9393"
@@ -99,6 +103,17 @@ def check(conditions: list[AbortCondition], cluster: str,
         return {"alertmanager": url, "silences": [],
                 "unchecked": f"could not ask Alertmanager at {url} for silences: {exc}"}
     return {"alertmanager": url, "silences": found} if found else None
+
+
+def record(recorder: RunRecorder, conditions: list[AbortCondition], cluster: str,
+           url: str | None = None) -> dict[str, Any] | None:
+    """Check, and put what there is to say on the run (its event) and in its log."""
+    silenced = check(conditions, cluster, url)
+    if silenced:
+        recorder.event(EVENT, **silenced)
+        for note in notes(silenced):
+            logger.warning(note)
+    return silenced
 
 
 def _matches(matcher: dict[str, Any], labels: dict[str, str]) -> bool | None:

@@ -3,24 +3,34 @@ played as an operator would: through the JSON API with an operator's token, the 
 `faultline run` and the stock `chaos run`. Each is refused with one clear error (a 4xx JSON
 error, or an `error:` line and exit 2) and leaves nothing behind: no run row, no job, no
 schedule, no ledger entry. No lab: the clusters here are on addresses nothing answers, so
-anything that tried to reach one would fail otherwise, and slowly."""
+anything that tried to reach one would fail otherwise, and slowly. The monitoring tests
+start the embedded Prometheus and Alertmanager, on the machine's ports: run them under the
+lab lock, as the other monitoring tests are."""
 
 from __future__ import annotations
 
 import copy
 import json
+import os
 import subprocess
+import urllib.error
+import urllib.request
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 import yaml
-from factories import delete_made_by
-from sqlalchemy import func, select, text
+from factories import delete_made_by, make_run
+from sqlalchemy import delete, func, select, text
 from web_login import SECRET, csrf_token, log_in
 
 from clusters import fault_ledger
+from service.experiments import abort_conditions
+from service.monitoring import embedded
 from service.results.comparison import MAX_COMPARED_RUNS
+from service.runs import silences
 from service.store.models import Run, Schedule
+from service.store.recording import RunRecorder
 from service.web.app import MAX_BODY_BYTES, create_app
 
 REPO = Path(__file__).resolve().parents[2]
@@ -262,3 +272,75 @@ def test_chaos_run_on_a_protected_cluster_is_one_error_line_and_exit_2(
     assert not (tmp_path / "j.json").exists()  # it ended at the control: no method, no rollback
     assert _counts(sessions) == before
     assert fault_ledger.FileLedger(tmp_path / "faults.json").outstanding() == []
+
+
+# --- monitoring ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def alertmanager(monitored_service_url, api_inventory, env, tmp_path):
+    """The embedded Prometheus and Alertmanager (`faultline monitoring up`), their state in
+    the test's directory; their ports are the machine's: run under the lab lock."""
+    env = {**env, "FAULTLINE_HOME": str(tmp_path / "home"),
+           "FAULTLINE_ALERT_TOKEN": os.environ["FAULTLINE_ALERT_TOKEN"]}
+    up = subprocess.run(["faultline", "monitoring", "up", "--service-url", monitored_service_url,
+                         "--inventory", str(api_inventory)], env=env, cwd=REPO,
+                        capture_output=True, text=True, timeout=180)
+    try:
+        assert up.returncode == 0, up.stdout + up.stderr
+        yield embedded.alertmanager_url(), env
+    finally:
+        subprocess.run(["faultline", "monitoring", "down"], env=env, cwd=REPO,
+                       capture_output=True, text=True, timeout=60)
+
+
+def _silence(url: str, *matchers: dict) -> str:
+    now = datetime.now(UTC)
+    body = json.dumps({"matchers": [{"isRegex": False, "isEqual": True, **m} for m in matchers],
+                       "startsAt": now.isoformat(), "endsAt": (now + timedelta(hours=1))
+                       .isoformat(), "createdBy": "mallory", "comment": "shh"}).encode()
+    request = urllib.request.Request(f"{url}/api/v2/silences", data=body, method="POST",
+                                      headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10) as response:  # noqa: S310
+        return json.loads(response.read())["silenceID"]
+
+
+def test_a_run_whose_abort_alerts_are_silenced_says_so_in_its_report(
+        alertmanager, sessions, invoke, viewer_client):
+    """Exploit: anyone who can reach Alertmanager can silence the alerts that abort runs;
+    the run then says so (the real Alertmanager's silences, asked as a run starts)."""
+    url, _ = alertmanager
+    silenced = _silence(url, {"name": "alertname", "value": "CephClusterDegraded"},
+                        {"name": "cluster", "value": "lab-.*", "isRegex": True})
+    _silence(url, {"name": "cluster", "value": "lab-swift"})  # another cluster's: not said
+    conditions = abort_conditions.parse([{"alertname": "CephClusterDegraded", "grace_s": 60},
+                                         {"alertname": "FaultlineLostObjects"}])
+    with sessions() as session:
+        run_id = make_run(session).id
+    try:
+        silences.record(RunRecorder(sessions, run_id), conditions, "lab-ceph", url=url)
+
+        said = (f"abort alert CephClusterDegraded{{}} after a grace of 60 s is silenced in "
+                f"Alertmanager (silence {silenced}, alertname=\"CephClusterDegraded\", "
+                f"cluster=~\"lab-.*\", by mallory, until ")
+        report = invoke("report", str(run_id))
+        assert report.exit_code == 0, report.output
+        lines = [line.strip() for line in report.output.splitlines() if "silenced:" in line]
+        assert len(lines) == 1 and lines[0].startswith(f"silenced: {said}")
+        page = viewer_client.get(f"/runs/{run_id}").get_data(as_text=True)
+        assert f'<li class="silenced">{said}' in page.replace("&#34;", '"')
+    finally:
+        with sessions.begin() as session:
+            session.execute(delete(Run).where(Run.id == run_id))
+
+
+def test_the_embedded_prometheus_has_no_lifecycle_api(alertmanager):
+    """Exploit: the embedded Prometheus ran with --web.enable-lifecycle, so any local
+    account could shut it down (POST /-/quit)."""
+    request = urllib.request.Request(f"{embedded.prometheus_url()}/-/quit", method="POST")
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=10)  # noqa: S310
+    assert refused.value.code == 403
+    with urllib.request.urlopen(f"{embedded.prometheus_url()}/-/ready",  # noqa: S310
+                                timeout=10) as ready:
+        assert ready.status == 200  # still running
