@@ -20,11 +20,13 @@ from pathlib import Path
 
 import pytest
 import yaml
+from catalogue import ceph_osds_up
 from factories import delete_made_by, make_run
 from sqlalchemy import delete, func, select, text
 from web_login import SECRET, csrf_token, log_in
 
 from clusters import fault_ledger
+from clusters.paths import default_inventory
 from service.experiments import abort_conditions
 from service.monitoring import embedded
 from service.results.comparison import MAX_COMPARED_RUNS
@@ -282,7 +284,8 @@ def alertmanager(monitored_service_url, api_inventory, env, tmp_path):
     """The embedded Prometheus and Alertmanager (`faultline monitoring up`), their state in
     the test's directory; their ports are the machine's: run under the lab lock."""
     env = {**env, "FAULTLINE_HOME": str(tmp_path / "home"),
-           "FAULTLINE_ALERT_TOKEN": os.environ["FAULTLINE_ALERT_TOKEN"]}
+           "FAULTLINE_ALERT_TOKEN": os.environ["FAULTLINE_ALERT_TOKEN"],
+           "FAULTLINE_INVENTORY": str(api_inventory)}
     up = subprocess.run(["faultline", "monitoring", "up", "--service-url", monitored_service_url,
                          "--inventory", str(api_inventory)], env=env, cwd=REPO,
                         capture_output=True, text=True, timeout=180)
@@ -336,7 +339,18 @@ def test_a_run_whose_abort_alerts_are_silenced_says_so_in_its_report(
 
 def test_the_embedded_prometheus_has_no_lifecycle_api(alertmanager):
     """Exploit: the embedded Prometheus ran with --web.enable-lifecycle, so any local
-    account could shut it down (POST /-/quit)."""
+    account could shut it down (POST /-/quit). A second `monitoring up` reloads both
+    daemons by SIGHUP to their PIDs instead of /-/reload."""
+    _, env = alertmanager
+    before = subprocess.run(["faultline", "monitoring", "status"], env=env, cwd=REPO,
+                            capture_output=True, text=True, timeout=60).stdout
+    again = subprocess.run(["faultline", "monitoring", "up", "--service-url",
+                            "http://127.0.0.1:1", "--inventory", env["FAULTLINE_INVENTORY"]],
+                           env=env, cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stdout + again.stderr
+    after = subprocess.run(["faultline", "monitoring", "status"], env=env, cwd=REPO,
+                           capture_output=True, text=True, timeout=60).stdout
+    assert after == before and "not running" not in after  # the same PIDs, reloaded
     request = urllib.request.Request(f"{embedded.prometheus_url()}/-/quit", method="POST")
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(request, timeout=10)  # noqa: S310
@@ -344,3 +358,31 @@ def test_the_embedded_prometheus_has_no_lifecycle_api(alertmanager):
     with urllib.request.urlopen(f"{embedded.prometheus_url()}/-/ready",  # noqa: S310
                                 timeout=10) as ready:
         assert ready.status == 200  # still running
+
+
+@pytest.mark.lab
+def test_faultline_run_on_the_lab_marked_protected_touches_nothing(
+        ceph_cluster, env, sessions, tmp_path):
+    """Exploit: every cluster takes every fault: the real lab's Ceph, named by an inventory
+    that marks it protected, keeps every OSD up and gets no run."""
+    raw = yaml.safe_load(Path(default_inventory()).read_text())
+    inventory = tmp_path / "inventory.yaml"
+    inventory.write_text(yaml.safe_dump({"clusters": {
+        "lab-ceph": {**raw["clusters"]["lab-ceph"], "chaos": "protected"}}}))
+    osds = len([d for d in ceph_cluster.disks if d.osd is not None])
+    assert ceph_osds_up(ceph_cluster) == osds
+    before = _counts(sessions)
+
+    done = subprocess.run(["faultline", "run", str(KILL_OSD), "--cluster", "lab-ceph",
+                           "--inventory", str(inventory)],
+                          env={**env, "FAULTLINE_HOME": str(tmp_path)}, capture_output=True,
+                          text=True, timeout=300)
+
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        "error: cluster 'lab-ceph' is protected (its inventory does not say chaos: allowed): "
+        "the fault kill-osd (actions.ceph.kill_osd) refused, nothing was touched (set chaos: "
+        "allowed on it in the inventory to let it take faults)")
+    assert ceph_osds_up(ceph_cluster) == osds
+    assert _counts(sessions) == before
+    assert fault_ledger.FileLedger(tmp_path / "faults.json").outstanding() == []
