@@ -123,7 +123,8 @@ def _defaults(entry: ExperimentEntry) -> dict[str, Any]:
 def _targets(entry: ExperimentEntry) -> list[dict[str, Any]]:
     """The clusters of the experiment's kind, each with what the faults would take on it."""
     document = _document(entry)
-    return [{"name": c.name, "kind": c.kind, "scopes": fault_scopes(document, c)}
+    return [{"name": c.name, "kind": c.kind, "scopes": fault_scopes(document, c),
+             "protected": c.protected}
             for c in clusters().values() if entry.system in (None, c.kind)]
 
 
