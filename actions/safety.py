@@ -1,10 +1,10 @@
 """What every fault action does around the injection: judge the blast radius, write the
 fault into the ledger, and strike it off once restored.
 
-A cluster the inventory does not mark `chaos: allowed` takes no fault: the guard and the
-ledger entry, which every fault passes before it injects anything, both refuse it
-(clusters.protection), so no fault action can reach a protected cluster. Restores and
-probes pass neither and still work on it.
+A cluster the inventory does not mark `chaos: allowed` takes no fault (clusters.protection):
+every fault action is marked `fault_action`, which refuses it before the action's body runs,
+and the guard and the ledger entry, which every fault passes before it injects anything,
+refuse it again. Restores and probes pass none of these and still work on it.
 
 Order matters: the guard runs first (nothing is written for a refused fault), then
 the ledger entry is committed, and only then is the fault injected, so a process

@@ -59,10 +59,11 @@ def check_protected(experiment: dict[str, Any], cluster: Cluster) -> None:
     hypothesis = hypothesis if isinstance(hypothesis, dict) else {}
     for activity in (_listed(hypothesis, "probes") + _listed(experiment, "method")
                      + _listed(experiment, "rollbacks")):
-        provider = (activity.get("provider") or {}) if isinstance(activity, dict) else {}
-        module = str(provider.get("module") or "")
-        if module.startswith(ACTION_PACKAGE) and provider.get("func") not in RESTORES | WATCHES:
-            faults.append(f"{activity.get('name')} ({module}.{provider.get('func')})")
+        provider = activity.get("provider") if isinstance(activity, dict) else None
+        provider = provider if isinstance(provider, dict) else {}
+        module, func = str(provider.get("module") or ""), str(provider.get("func"))
+        if module.startswith(ACTION_PACKAGE) and func not in RESTORES | WATCHES:
+            faults.append(f"{activity.get('name')} ({module}.{func})")
     if faults:
         check_fault_allowed(cluster, "the fault " + ", ".join(dict.fromkeys(faults)))
 
