@@ -48,15 +48,12 @@ DEPTH_MESSAGE = f"the body is nested deeper than {MAX_JSON_DEPTH} levels"
 def depth_of(value: Any) -> int:
     """How deep objects and lists nest in a parsed JSON value (a scalar: 0), without
     recursion, so no depth makes it fail."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        children = (item.values() if isinstance(item, dict)
-                    else item if isinstance(item, list) else None)
-        if children is None:
-            continue
-        deepest = max(deepest, depth)
-        stack.extend((child, depth + 1) for child in children)
+    deepest, level = 0, [value]
+    while level:  # one level of containers at a time
+        level = [v for v in level if isinstance(v, dict | list)]
+        if level:
+            deepest += 1
+        level = [c for v in level for c in (v.values() if isinstance(v, dict) else v)]
     return deepest
 
 
