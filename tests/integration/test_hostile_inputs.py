@@ -237,6 +237,12 @@ def test_the_dashboard_refuses_a_run_on_a_protected_cluster_with_a_403(
     assert "is protected (its inventory does not say chaos: allowed)" in response.get_data(
         as_text=True)
     assert _counts(sessions) == before
+    # the clusters page and the cluster's own page say so
+    listed = client.get("/clusters").get_data(as_text=True)
+    assert listed.count('<td class="chaos">protected</td>') == 1
+    assert listed.count('<td class="chaos">allowed</td>') == 2
+    page = " ".join(client.get("/clusters/prod-ceph").get_data(as_text=True).split())
+    assert "Chaos: <strong>protected</strong>: this cluster takes no fault" in page
 
 
 def test_faultline_run_on_a_protected_cluster_is_one_error_line_and_exit_2(
