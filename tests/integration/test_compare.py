@@ -126,9 +126,11 @@ def test_cli_compare_refuses_bad_run_ids(database_url, args, message):
 # --- suites ---------------------------------------------------------------------------------
 
 INVENTORY = {"clusters": {
-    "lab-ceph": {"kind": "ceph", "nodes": [{"name": "n1", "address": "10.0.0.1"}],
+    "lab-ceph": {"kind": "ceph", "chaos": "allowed",
+                 "nodes": [{"name": "n1", "address": "10.0.0.1"}],
                  "client": {"conf": "/etc/ceph/ceph.conf"}},
-    "lab-swift": {"kind": "swift", "nodes": [{"name": "n1", "address": "10.0.0.2"}]},
+    "lab-swift": {"kind": "swift", "chaos": "allowed",
+                  "nodes": [{"name": "n1", "address": "10.0.0.2"}]},
 }}
 
 

@@ -392,3 +392,19 @@ def test_faultline_run_on_the_lab_marked_protected_touches_nothing(
     assert ceph_osds_up(ceph_cluster) == osds
     assert _counts(sessions) == before
     assert fault_ledger.FileLedger(tmp_path / "faults.json").outstanding() == []
+
+
+def test_a_suite_with_a_fault_on_a_protected_cluster_runs_nothing(
+        protected_inventory, invoke, sessions, tmp_path):
+    """Exploit: every cluster takes every fault, one run of a suite among others."""
+    suite = tmp_path / "suite.json"
+    suite.write_text(json.dumps({"title": "both", "runs": [
+        {"name": "lab", "experiment": str(KILL_OSD), "cluster": "lab-ceph"},
+        {"name": "prod", "experiment": str(KILL_OSD), "cluster": "prod-ceph"}]}))
+    before = _counts(sessions)
+
+    result = invoke("suite", str(suite), "--inventory", str(protected_inventory))
+
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines()[-1] == f"error: {PROTECTED}"
+    assert _counts(sessions) == before
