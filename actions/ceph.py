@@ -25,6 +25,7 @@ from clusters.inventory import Cluster, Service
 from .safety import (
     check_blast_radius,
     check_intent,
+    fault_action,
     inject_process_fault,
     ledger_before,
     ledger_restored,
@@ -75,6 +76,7 @@ def check_arguments(func: str, arguments: dict, cluster: Cluster) -> None:
         _osd(cluster, osd_id)
 
 
+@fault_action
 def kill_osd(osd_id: int = -1, allow_unavailable: bool = False, intent: str = "down",
              configuration: dict = None) -> dict:
     """Kill one OSD daemon with SIGKILL: the named one, or a random running one when osd_id
@@ -120,6 +122,7 @@ def start_osd(osd_id: int = -1, configuration: dict = None) -> dict:
         raise ActivityFailed(f"start_osd: {exc}") from None
 
 
+@fault_action
 def hang_osd(osd_id: int = 1, allow_unavailable: bool = False,
              configuration: dict = None) -> dict:
     """Hang one OSD with SIGSTOP until resume_osd: the gray failure, a daemon that neither
@@ -155,6 +158,7 @@ def resume_osd(osd_id: int = 1, configuration: dict = None) -> dict:
     return {"osd_id": osd_id, "resumed": pid is not None, "pid": pid}
 
 
+@fault_action
 def kill_daemon(daemon: str = "rgw.lab", allow_unavailable: bool = False,
                 intent: str = "down", configuration: dict = None) -> dict:
     """Kill one mon, mgr or RGW daemon with SIGKILL (as the inventory names it, e.g.

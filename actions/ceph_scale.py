@@ -28,6 +28,7 @@ from .safety import (
     check_blast_radius,
     cluster_of,
     fail,
+    fault_action,
     ledger_before,
     ledger_restored,
     refused_record,
@@ -75,6 +76,7 @@ def _inventory(configuration: dict | None) -> str:
     return (configuration or {}).get("faultline_inventory") or str(default_inventory())
 
 
+@fault_action
 def add_osd(node: str = "node1", size_gib: float = 2, timeout_s: float = 180,
             allow_unavailable: bool = False, configuration: dict = None) -> dict:
     """Add one OSD on a new disk of `node` (a sparse XFS image of `size_gib` GiB plus room

@@ -45,6 +45,7 @@ from .safety import (
     check_blast_radius,
     cluster_of,
     fail,
+    fault_action,
     ledger_before,
     ledger_restored,
     refused_record,
@@ -111,6 +112,7 @@ def _outstanding(cluster: Cluster, what: str) -> list[Corruption]:
     return found
 
 
+@fault_action
 def corrupt_replica(osd_id: int = -1, node: str = "", object_name: str = "",
                     configuration: dict = None) -> dict:
     """Flip 16 bytes of one replica of one object, on disk, behind the system's back.

@@ -10,7 +10,15 @@ from clusters.exceptions import ClusterError
 from clusters.inventory import Cluster
 from clusters.ssh import run_on_node
 
-from .safety import check_blast_radius, cluster_of, fail, ledger_before, ledger_restored, node_of
+from .safety import (
+    check_blast_radius,
+    cluster_of,
+    fail,
+    fault_action,
+    ledger_before,
+    ledger_restored,
+    node_of,
+)
 
 __all__ = ["hog_cpu", "stop_cpu_hog"]
 
@@ -30,6 +38,7 @@ def check_arguments(func: str, arguments: dict, cluster: Cluster) -> None:
         raise ActivityFailed(str(exc)) from None
 
 
+@fault_action
 def hog_cpu(node: str = "node1", workers: int = 1, load_percent: int = 100,
             ceiling_cores: float = 1.0, timeout_s: int = 60, allow_unavailable: bool = False,
             configuration: dict = None) -> dict:

@@ -26,6 +26,7 @@ from .safety import (
     check_blast_radius,
     cluster_of,
     fail,
+    fault_action,
     ledger_before,
     ledger_restored,
     node_of,
@@ -82,6 +83,7 @@ def check_arguments(func: str, arguments: dict, cluster: Cluster) -> None:
                              "new disk must be recreated with ceph-volume)")
 
 
+@fault_action
 def fail_disk(node: str = "node1", device: str = "", allow_unavailable: bool = False,
               configuration: dict = None) -> dict:
     """Fail one disk of `node` for real: XFS shutdown (every I/O gets EIO), then unmount.

@@ -14,7 +14,7 @@ from clusters import filler
 from clusters.exceptions import ClusterError
 from clusters.inventory import Cluster
 
-from .safety import cluster_of, fail, ledger_before, ledger_restored
+from .safety import cluster_of, fail, fault_action, ledger_before, ledger_restored
 
 __all__ = ["fill_cluster", "remove_fill"]
 
@@ -35,6 +35,7 @@ def check_arguments(func: str, arguments: dict, cluster: Cluster) -> None:
         raise ActivityFailed(f"object_mib must be in (0, 64], not {size!r}")
 
 
+@fault_action
 def fill_cluster(target: float = 0.5, object_mib: float = 4, timeout_s: float = 1800,
                  configuration: dict = None) -> dict:
     """Write large objects into a separate fill container/pool namespace until the raw usage

@@ -17,6 +17,7 @@ from .safety import (
     check_blast_radius,
     cluster_of,
     fail,
+    fault_action,
     ledger_before,
     ledger_restored,
     node_of,
@@ -98,6 +99,7 @@ def _wait_for_oom_killer(node: Node, kills_before: int, wait_s: int) -> list[flo
     return at
 
 
+@fault_action
 def exhaust_memory(node: str = "node1", size_mib: int = 0, timeout_s: int = 120,
                    wait_s: int = 30, allow_unavailable: bool = False,
                    configuration: dict = None) -> dict:

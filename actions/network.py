@@ -22,6 +22,7 @@ from .safety import (
     check_blast_radius,
     cluster_of,
     fail,
+    fault_action,
     ledger_before,
     ledger_restored,
     node_of,
@@ -56,6 +57,7 @@ def _link_fault(cluster: Cluster, arguments: dict) -> link_faults.LinkFault:
         delay_ms=arguments.get("delay_ms", 0))
 
 
+@fault_action
 def partition_node(node: str = "node1", allow_unavailable: bool = False,
                    configuration: dict = None) -> dict:
     """Drop all traffic of one node (but SSH) while its link and daemons stay up. Refused if
@@ -86,6 +88,7 @@ def heal_partition(node: str = "node1", configuration: dict = None) -> dict:
     return {"node": target.name, "healed": True}
 
 
+@fault_action
 def degrade_link(node: str = "", zones: list = None, loss_percent: int = None,
                  cap_mbit: float = None, delay_ms: int = 0, mechanism: str = "auto",
                  allow_unavailable: bool = False, configuration: dict = None) -> dict:

@@ -20,6 +20,7 @@ from .safety import (
     check_blast_radius,
     cluster_of,
     fail,
+    fault_action,
     ledger_before,
     ledger_restored,
     node_of,
@@ -78,6 +79,7 @@ def _all(nodes: list[str], one) -> list[dict]:
         return list(pool.map(one, nodes))
 
 
+@fault_action
 def power_off_node(node: str = "node1", allow_unavailable: bool = False,
                    configuration: dict = None) -> dict:
     """Power one node off: all its daemons die at once and its network goes silent.
@@ -109,6 +111,7 @@ def power_on_node(node: str = "node1", timeout_s: float = 600,
     return result
 
 
+@fault_action
 def power_off_zone(zone: str = "zone1", allow_unavailable: bool = False,
                    configuration: dict = None) -> dict:
     """Power off every node of a zone at once. Refused if it would leave data unavailable or

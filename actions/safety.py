@@ -1,6 +1,11 @@
 """What every fault action does around the injection: judge the blast radius, write the
 fault into the ledger, and strike it off once restored.
 
+A cluster the inventory does not mark `chaos: allowed` takes no fault (clusters.protection):
+every fault action is marked `fault_action`, which refuses it before the action's body runs,
+and the guard and the ledger entry, which every fault passes before it injects anything,
+refuse it again. Restores and probes pass none of these and still work on it.
+
 Order matters: the guard runs first (nothing is written for a refused fault), then
 the ledger entry is committed, and only then is the fault injected, so a process
 killed at any point leaves either nothing broken or a ledger entry that
@@ -15,8 +20,10 @@ anywhere else is refused (`refused_record`).
 
 from __future__ import annotations
 
+import functools
+import inspect
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from chaoslib.exceptions import ActivityFailed
 
@@ -24,6 +31,7 @@ from clusters import fault_ledger, guard, supervision
 from clusters.config import cluster_from_configuration
 from clusters.exceptions import ClusterError
 from clusters.inventory import Cluster, Node, Service
+from clusters.protection import check_fault_allowed
 
 logger = logging.getLogger("chaostoolkit")
 
@@ -90,6 +98,7 @@ def check_blast_radius(cluster: Cluster, what: str, allow_unavailable: bool,
     """Refuse (ActivityFailed with the reasoning) a fault that would leave data unavailable
     or unsafe, unless allow_unavailable; return the verdict. Faults already injected count
     as down (faults stack)."""
+    refuse_if_protected(cluster, what)
     try:
         taking_osds, taking_keys = taken_down(cluster, nodes, osds, swift_keys)
         down_osds, down_keys = already_faulted(cluster)
@@ -109,7 +118,9 @@ def check_blast_radius(cluster: Cluster, what: str, allow_unavailable: bool,
 def ledger_before(cluster: Cluster, key: str, description: str, restore: str,
                   arguments: dict, record: dict | None = None) -> str:
     """Write the fault down before it is injected: the restore's `arguments` (which fault)
-    and the `record` of what the injection does; returns the entry id."""
+    and the `record` of what the injection does; returns the entry id. Every fault passes
+    here before it injects: a protected cluster is refused here whatever came before."""
+    refuse_if_protected(cluster, description)
     return fault_ledger.record(cluster.name, key, description, restore, arguments,
                                record).id
 
@@ -124,6 +135,30 @@ def refused_record(what: str, key: str, why: str) -> ActivityFailed:
     """The one error of a restore whose ledger record points outside what the fault used."""
     return ActivityFailed(f"{what}: refused: the fault ledger's record of {key} {why}; "
                           "nothing was run (check the entry with `faultline faults`)")
+
+
+def refuse_if_protected(cluster: Cluster, what: str) -> None:
+    """ActivityFailed, before anything is touched, if the cluster takes no fault."""
+    try:
+        check_fault_allowed(cluster, what)
+    except ClusterError as exc:
+        raise ActivityFailed(str(exc)) from None
+
+
+def fault_action(action: Callable) -> Callable:
+    """Mark a fault action: before its body runs (even a read of the cluster), a protected
+    cluster is refused. Every fault of actions/ is marked (tests/unit/test_protected_clusters
+    checks); restores, probes and watches are not, so they work on any cluster."""
+    signature = inspect.signature(action)
+
+    @functools.wraps(action)
+    def refusing(*args, **kwargs):
+        configuration = signature.bind_partial(*args, **kwargs).arguments.get("configuration")
+        refuse_if_protected(cluster_of(configuration), action.__name__)
+        return action(*args, **kwargs)
+
+    refusing.faultline_fault = True  # type: ignore[attr-defined]
+    return refusing
 
 
 def ledger_restored(cluster: Cluster, key: str) -> None:

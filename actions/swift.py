@@ -25,6 +25,7 @@ from .safety import (
     check_intent,
     cluster_of,
     fail,
+    fault_action,
     inject_process_fault,
     ledger_before,
     ledger_restored,
@@ -95,6 +96,7 @@ def _guard(cluster: Cluster, server: str, node: str, what: str,
     return check_blast_radius(cluster, what, allow_unavailable, swift_keys=keys)
 
 
+@fault_action
 def kill_server(server: str = "object", node: str = "node1", allow_unavailable: bool = False,
                 intent: str = "down", configuration: dict = None) -> dict:
     """Kill one Swift server with SIGKILL: the `server` ("object", "container", "account"
@@ -115,6 +117,7 @@ def kill_server(server: str = "object", node: str = "node1", allow_unavailable: 
             "guard": verdict}
 
 
+@fault_action
 def hang_server(server: str = "object", node: str = "node1", allow_unavailable: bool = False,
                 configuration: dict = None) -> dict:
     """Hang one Swift server with SIGSTOP until resume_server: it keeps its listening
@@ -211,6 +214,7 @@ def _scale_device(cluster: Cluster, arguments: dict, zone: int = 0) -> swift_sca
                                     **{k: arguments[k] for k in keys if k in arguments})
 
 
+@fault_action
 def add_device(node: str = "node1", device: str = "", size_mib: int = 1024,
                weight: float = 100, rings: list = None, image_dir: str = "",
                settle_timeout_s: float = 300, allow_unavailable: bool = False,

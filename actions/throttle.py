@@ -21,6 +21,7 @@ from .safety import (
     check_blast_radius,
     cluster_of,
     fail,
+    fault_action,
     ledger_before,
     ledger_restored,
     recorded,
@@ -54,6 +55,7 @@ def _guard(cluster: Cluster, service: Service, what: str, allow_unavailable: boo
     return check_blast_radius(cluster, what, allow_unavailable, swift_keys=keys)
 
 
+@fault_action
 def throttle_disk(daemon: str = "osd.1", read_bps: int = 0, write_bps: int = 0,
                   read_iops: int = 0, write_iops: int = 0, allow_unavailable: bool = False,
                   configuration: dict = None) -> dict:

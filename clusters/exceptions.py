@@ -12,6 +12,7 @@
      |    +-- InsecureSecretFile  a key or password file others can read, or not ours
      +-- FaultLedgerError      the local fault ledger file cannot be read
      +-- BlastRadiusExceeded   a fault would leave data unavailable or on its last copy
+ +-- ProtectedCluster      a fault on a cluster whose inventory says `chaos: protected`
      +-- InvalidCorruption     a corruption's arguments do not make sense on the cluster
      +-- InvalidLinkFault      a lossy link's arguments do not make sense on the cluster
      +-- InvalidThrottle       a disk throttle's arguments do not make sense on the cluster
@@ -92,3 +93,7 @@ class InvalidMemoryHog(ClusterError):
 class InvalidScale(ClusterError):
     """A scale action's arguments do not make sense (unknown node, silly size or weight, a
     device scale did not add)."""
+
+
+class ProtectedCluster(ClusterError):
+    """A fault was asked of a cluster that takes none (`chaos: protected`)."""

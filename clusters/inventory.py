@@ -6,6 +6,7 @@ cluster name to its description:
     clusters:
       lab-ceph:
         kind: ceph                      # ceph | swift
+        chaos: allowed                  # allowed | protected: whether it takes faults
         release: reef                   # optional: the release it runs, kept with each run
         ssh:                            # defaults for every node
           user: root
@@ -28,6 +29,13 @@ cluster name to its description:
           keyring: null                 # a path; never the key itself
           pool: faultline
 
+`chaos` says whether faults may be injected into the cluster. A cluster that does not say
+`allowed` is `protected`, as a storage operator expects of a cluster nobody marked: a
+protected cluster refuses every fault (its probes, restores and heals still work). The one
+exception is a cluster that says neither and is a lab (`lab: true`, written by
+`faultline lab up` on this machine, which now writes `chaos: allowed` itself): labs made
+before the field existed keep taking faults.
+
 Secrets are only ever referenced by path. Loading validates everything and
 reports every problem at once, so a bad file gives one clear message.
 """
@@ -46,6 +54,7 @@ from .exceptions import InventoryError, UnknownCluster
 
 KINDS = ("ceph", "swift")
 HOST_KEY_MODES = ("verify", "tofu")
+CHAOS = ("allowed", "protected")  # a cluster's `chaos`: does it take faults
 PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # a node's name
 # what goes into commands run on a node is checked for its shape here, once, besides being
 # quoted where it is used: a unit name (systemd's escapes included), an absolute path of
@@ -130,6 +139,11 @@ class Cluster:
     client: dict[str, Any] = field(default_factory=dict)
     lab: bool = False
     release: str | None = None  # e.g. "reef": what runs there, said next to its figures
+    chaos: str = "protected"  # "allowed": faults may be injected (clusters.protection)
+
+    @property
+    def protected(self) -> bool:
+        return self.chaos != "allowed"
 
     def node(self, name: str) -> Node:
         for node in self.nodes:
@@ -259,9 +273,21 @@ def _parse_cluster(name: str, spec: Any, problems: list[str]) -> Cluster | None:
     ring_dir = shape_problem("client.node_swift_dir", client.get("node_swift_dir"), "path")
     if ring_dir:  # where scale writes the rings on each node
         problems.append(f"{where}: {ring_dir}")
+    chaos = chaos_of(where, spec, problems)
     return Cluster(name=name, kind=str(kind), nodes=tuple(nodes), disks=tuple(disks),
                    services=tuple(services), client=dict(client), lab=bool(spec.get("lab")),
-                   release=str(spec["release"]) if spec.get("release") else None)
+                   release=str(spec["release"]) if spec.get("release") else None,
+                   chaos=chaos)
+
+
+def chaos_of(where: str, spec: dict, problems: list[str]) -> str:
+    """A cluster's `chaos`: as written, else "allowed" for a lab and "protected" otherwise."""
+    if "chaos" not in spec or spec["chaos"] is None:
+        return "allowed" if spec.get("lab") is True else "protected"
+    if spec["chaos"] not in CHAOS:
+        problems.append(f"{where}: chaos must be allowed or protected, not {spec['chaos']!r}")
+        return "protected"
+    return str(spec["chaos"])
 
 
 MANAGERS = ("pid_file", "systemd", "cephadm")

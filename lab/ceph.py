@@ -133,6 +133,7 @@ def inventory_spec(lab: CephLab) -> dict[str, Any]:
     return {
         "kind": "ceph",
         "lab": True,
+        "chaos": "allowed",  # a lab is made to take faults (clusters/protection.py)
         "release": "pacific",
         "ssh": {"user": "root", "port": sshd.PORT, "key_file": str(ssh.client_key),
                 "known_hosts": str(ssh.known_hosts), "verify_host_keys": True},

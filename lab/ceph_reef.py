@@ -241,6 +241,7 @@ def inventory_spec(lab: ReefLab) -> dict[str, Any]:
     return {
         "kind": "ceph",
         "lab": True,
+        "chaos": "allowed",  # a lab is made to take faults (clusters/protection.py)
         "release": RELEASE,
         "ssh": {"user": "root", "port": sshd.PORT, "key_file": str(lab.ssh.client_key),
                 "known_hosts": str(lab.ssh.known_hosts), "verify_host_keys": True},

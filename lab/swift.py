@@ -177,6 +177,7 @@ def inventory_spec(lab: SwiftLab) -> dict[str, Any]:
     return {
         "kind": "swift",
         "lab": True,
+        "chaos": "allowed",  # a lab is made to take faults (clusters/protection.py)
         "ssh": {"user": "root", "port": sshd.PORT, "key_file": str(ssh.client_key),
                 "known_hosts": str(ssh.known_hosts), "verify_host_keys": True},
         "nodes": [{"name": n.name, "address": n.address, "zone": f"zone{zone_of(n)}",

@@ -3,6 +3,14 @@
 A workload is built once from a plain dict (an experiment's control arguments,
 a CLI flag, an API body) and validated as a whole: every problem is reported in
 one message, and nothing is started for an invalid workload.
+
+Every field has a maximum (LIMITS) that one load generator can hold, and the objects'
+buffers must fit in memory: the payload source keeps a buffer of twice the largest object
+and each operation in flight holds up to two copies of one (what it writes, or what it read
+and what it expects), so object_size(_max) x (2 + 2 x in flight) must stay within half of
+this machine's memory (MemTotal); in flight is `workers` for a closed loop, else
+`max_in_flight`. The check runs where the workload is parsed: in the web process when a run
+is queued, and again in the run's own process when it starts.
 """
 
 from __future__ import annotations
@@ -11,10 +19,23 @@ import math
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from . import machine
 from .exceptions import WorkloadError
 
 OPS = ("read", "write", "delete")
 MAX_DRIVERS = 64
+GIB = 1024 ** 3
+MAX_OBJECT_SIZE = 5 * GIB  # Swift's largest single object
+# the largest value of each field: far past what a test of one cluster needs, small enough
+# that the generator, its ledger and the database hold it
+LIMITS: dict[str, int | float] = {
+    "containers": 10_000, "objects_per_container": 1_000_000,
+    "object_size": MAX_OBJECT_SIZE, "object_size_max": MAX_OBJECT_SIZE,
+    "rate": 100_000, "workers": 4096, "max_in_flight": 4096,
+    "ramp_s": 3600, "baseline_s": 3600, "duration_s": 7 * 86400,
+    "seed": 2 ** 32 - 1, "drivers": MAX_DRIVERS,
+}
+MEMORY_SHARE = 0.5  # of this machine's memory, the most the objects' buffers may take
 
 
 @dataclass(frozen=True)
@@ -69,8 +90,9 @@ def relative_rate(text: str) -> float | None:
         return None
 
 
-def parse_workload(raw: dict[str, Any] | None) -> Workload:
-    """Build a Workload from a dict, rejecting unknown keys and senseless values."""
+def parse_workload(raw: dict[str, Any] | None, memory: int | None = None) -> Workload:
+    """Build a Workload from a dict, rejecting unknown keys and senseless values; its
+    buffers must fit in `memory` bytes' share (default: this machine's MemTotal)."""
     if raw is not None and not isinstance(raw, dict):
         raise WorkloadError(f"invalid workload: it must be a mapping of fields such as "
                             f"{{\"rate\": 50}}, not {_short(raw)}")
@@ -83,6 +105,9 @@ def parse_workload(raw: dict[str, Any] | None) -> Workload:
     except TypeError as exc:  # pragma: no cover - keys are filtered above
         raise WorkloadError(f"invalid workload: {exc}") from None
     problems += _check(workload)
+    if not problems:
+        problems += _memory_problems(workload, machine.memory_bytes() if memory is None
+                                     else memory)
     if problems:
         raise WorkloadError("invalid workload: " + "; ".join(problems))
     return workload
@@ -101,6 +126,8 @@ def _check(w: Workload) -> list[str]:
             problems.append(f"{name} must be a whole number, not {value!r}")
         elif value < minimum or (strict and value == minimum):
             problems.append(f"{name} must be {'>' if strict else '>='} {minimum}, not {value}")
+        elif name in LIMITS and value > LIMITS[name]:
+            problems.append(f"{name} must be <= {LIMITS[name]:,}, not {value:,}")
 
     def whole(name: str, value: Any, minimum: float, strict: bool = False) -> None:
         number(name, value, minimum, strict, integer=True)
@@ -134,8 +161,6 @@ def _check(w: Workload) -> list[str]:
         number("duration_s", w.duration_s, 0, True)
     whole("max_in_flight", w.max_in_flight, 1)
     whole("drivers", w.drivers, 1)
-    if isinstance(w.drivers, int) and w.drivers > MAX_DRIVERS:
-        problems.append(f"drivers must be <= {MAX_DRIVERS}, not {w.drivers}")
     whole("seed", w.seed, 0)
     if not isinstance(w.prefill, bool):
         problems.append(f"prefill must be true or false, not {w.prefill!r}")
@@ -156,6 +181,29 @@ def _check(w: Workload) -> list[str]:
         problems.append("a mix that reads or deletes needs objects: set objects_per_container "
                         "or a write share")
     return problems
+
+
+def _memory_problems(w: Workload, memory: int | None) -> list[str]:
+    """The objects' buffers against this machine's memory (a valid workload's)."""
+    if not memory:
+        return []
+    in_flight = w.workers or w.max_in_flight
+    largest = w.object_size_max or w.object_size
+    needed = largest * (2 + 2 * in_flight)
+    budget = int(memory * MEMORY_SHARE)
+    if needed <= budget:
+        return []
+    return [f"objects of {_size(largest)} with {in_flight} in flight need {_size(needed)} "
+            f"of buffers, more than half of this machine's memory ({_size(budget)} of "
+            f"{_size(memory)}): make the objects smaller or lower "
+            f"{'workers' if w.workers else 'max_in_flight'}"]
+
+
+def _size(n: int) -> str:
+    for unit, factor in (("GiB", GIB), ("MiB", 1024 ** 2), ("KiB", 1024)):
+        if n >= factor:
+            return f"{n / factor:,.1f} {unit}"
+    return f"{n} B"
 
 
 def _short(value: Any) -> str:

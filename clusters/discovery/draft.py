@@ -37,7 +37,9 @@ class DraftCluster:
 
     def spec(self) -> dict[str, Any]:
         """The cluster as the inventory file holds it."""
-        spec: dict[str, Any] = {"kind": self.kind}
+        # a cluster found by discovery is someone's real cluster: it takes no fault until a
+        # person says so (clusters/protection.py)
+        spec: dict[str, Any] = {"kind": self.kind, "chaos": "protected"}
         if self.ssh.value:
             spec["ssh"] = self.ssh.value
         spec["nodes"] = [e.value for e in self.nodes]

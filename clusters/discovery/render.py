@@ -19,6 +19,9 @@ from ..inventory import parse_inventory
 from .draft import TODO, DraftCluster, Entry
 
 WIDTH = 100
+PROTECTED_NOTE = ("protected: this cluster takes no fault (probes, restores and heals still "
+                  "work). To let Faultline inject faults into it, change this line to "
+                  "`chaos: allowed`.")
 
 
 def inventory_text(draft: DraftCluster, command: str, now: datetime | None = None) -> str:
@@ -30,6 +33,8 @@ def inventory_text(draft: DraftCluster, command: str, now: datetime | None = Non
                          f"names. Review it before use: {todos} thing(s) discovery could not "
                          f"learn are marked {TODO} (grep -n {TODO}).")
     lines += ["clusters:", f"  {_flow(draft.name)}:", f"    kind: {draft.kind}"]
+    lines += _comment("    ", PROTECTED_NOTE)
+    lines.append("    chaos: protected")
     for note in draft.notes:
         lines += _comment("    ", note)
     lines += _comments("    ", draft.ssh)

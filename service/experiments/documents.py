@@ -21,7 +21,13 @@ from clusters.paths import default_cluster, default_inventory
 from loadgen.workload import parse_workload
 
 from .exceptions import ExperimentError
-from .preflight import check_abort_on, check_activities, check_run
+from .preflight import (
+    check_abort_on,
+    check_activities,
+    check_calibration,
+    check_protected,
+    check_run,
+)
 from .shape import check_shape
 
 CONTROL_MODULE = "service.control"
@@ -74,8 +80,10 @@ def check_static(experiment: dict[str, Any], cluster: str | None = None,
     fault): the cluster is in the inventory, the workload makes sense, the actions' arguments
     fit the cluster. For runs that wait in the queue; the rest is checked when they start."""
     target = load_cluster(inventory or default_inventory(), target_cluster(cluster))
+    check_protected(experiment, target)
     parse_workload(_control_arguments(experiment).get("workload"))
     check_abort_on(_control_arguments(experiment))
+    check_calibration(_control_arguments(experiment))
     check_activities(experiment, target)
     return target
 

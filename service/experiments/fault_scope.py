@@ -33,7 +33,7 @@ GUARD_NOTE = ("Before injecting, the guard checks what the fault takes down agai
 RESTORES = {"start_osd", "start_daemon", "restore_disk", "power_on_node", "power_on_zone",
             "heal_partition", "remove_fill", "start_server", "resume_osd", "resume_server",
             "restore_corruption", "restore_link", "unthrottle_disk", "stop_cpu_hog",
-            "stop_memory_hog"}
+            "stop_memory_hog", "remove_osd", "remove_device"}
 
 # actions that watch a fault rather than inject one: neither a fault nor its way back
 WATCHES = {"detect_and_repair"}
@@ -100,7 +100,8 @@ def _restore_of(func: str, arguments: dict[str, Any], restores: list[dict]) -> s
              "corrupt_replica": "restore_corruption",
              "hang_server": "resume_server", "degrade_link": "restore_link",
              "throttle_disk": "unthrottle_disk", "hog_cpu": "stop_cpu_hog",
-             "add_device": "remove_device", "exhaust_memory": "stop_memory_hog"}
+             "add_device": "remove_device", "add_osd": "remove_osd",
+             "exhaust_memory": "stop_memory_hog"}
     for activity in restores:
         if _func(activity) == pairs.get(func):
             provider = activity["provider"]

@@ -3,7 +3,8 @@
 The workload, the abort conditions, what to do if the baseline does not hold, the load API
 and its credentials (authenticated, nothing written), SSH to every node that runs a service,
 and the arguments of Faultline's own actions (an unknown server, OSD or node), so a bad
-input changes nothing: no run row, no load, no fault.
+input changes nothing: no run row, no load, no fault. First of all: a fault on a cluster
+whose inventory does not say `chaos: allowed` (clusters.protection) is refused.
 """
 
 from __future__ import annotations
@@ -16,11 +17,14 @@ from chaoslib.exceptions import ActivityFailed
 
 from clusters.inventory import Cluster
 from clusters.preflight import check_nodes_reachable
+from clusters.protection import check_fault_allowed
 from loadgen.drivers import driver_for
 from loadgen.workload import Workload, parse_workload
+from service.results.capacity import run_settings
 
 from . import abort_conditions
 from .exceptions import PreflightError
+from .fault_scope import RESTORES, WATCHES
 
 ACTION_PACKAGE = "actions."
 ON_INVALID = ("stop", "inject-anyway")
@@ -34,6 +38,7 @@ def check_run(experiment: dict[str, Any], cluster: Cluster,
               arguments: dict[str, Any]
               ) -> tuple[Workload, str, list[abort_conditions.AbortCondition]]:
     """Check everything a run needs; return its workload, load API and abort conditions."""
+    check_protected(experiment, cluster)
     workload = parse_workload(arguments.get("workload"))
     abort_on = check_abort_on(arguments)
     on_invalid_baseline(arguments)
@@ -43,6 +48,38 @@ def check_run(experiment: dict[str, Any], cluster: Cluster,
     check_nodes_reachable(cluster)
     check_activities(experiment, cluster, hook="check_live")
     return workload, api, abort_on
+
+
+def check_protected(experiment: dict[str, Any], cluster: Cluster) -> None:
+    """ProtectedCluster (clusters.exceptions) if the experiment injects any fault and the
+    cluster takes none. A fault is any of Faultline's actions but a restore or a watch,
+    wherever it stands (a rollback too: the actions refuse it there anyway)."""
+    faults = []
+    hypothesis = experiment.get("steady-state-hypothesis") or {}
+    hypothesis = hypothesis if isinstance(hypothesis, dict) else {}
+    for activity in (_listed(hypothesis, "probes") + _listed(experiment, "method")
+                     + _listed(experiment, "rollbacks")):
+        provider = activity.get("provider") if isinstance(activity, dict) else None
+        provider = provider if isinstance(provider, dict) else {}
+        module, func = str(provider.get("module") or ""), str(provider.get("func"))
+        if module.startswith(ACTION_PACKAGE) and func not in RESTORES | WATCHES:
+            faults.append(f"{activity.get('name')} ({module}.{func})")
+    if faults:
+        check_fault_allowed(cluster, "the fault " + ", ".join(dict.fromkeys(faults)))
+
+
+def check_calibration(arguments: dict[str, Any]) -> None:
+    """InvalidCalibration if the control's `calibration` or `capacity` settings are out of
+    their bounds (service.results.capacity), before a run is queued or stored."""
+    run_settings(arguments.get("calibration"))
+    capacity = arguments.get("capacity")
+    if isinstance(capacity, dict):  # its `after` is checked against the method at the run
+        run_settings({k: v for k, v in capacity.items() if k != "after"})
+
+
+def _listed(document: dict[str, Any], key: str) -> list:
+    value = document.get(key)
+    return value if isinstance(value, list) else []
 
 
 def on_invalid_baseline(arguments: dict[str, Any]) -> str:

@@ -30,6 +30,7 @@ from service.store.models import UploadedExperiment
 
 from . import documents as experiments
 from .exceptions import ExperimentExists, ExperimentNotFound, NotAnUpload
+from .preflight import check_calibration
 from .shape import check_shape
 from .suites import SuiteError
 
@@ -172,6 +173,7 @@ def check_upload(document: Any) -> None:
         parse_workload((control["provider"].get("arguments") or {}).get("workload"))
     except WorkloadError as exc:
         raise experiments.ExperimentError(str(exc)) from None
+    check_calibration(control["provider"].get("arguments") or {})
     _check_only_faultline_code(document)
 
 

@@ -56,6 +56,7 @@ from service.results.figures import get_run
 
 from . import documents as experiments
 from .exceptions import SuiteError
+from .preflight import check_protected
 from .repeats import MAX_TRIALS, Settle, not_recorded, repeat
 
 logger = logging.getLogger("chaostoolkit")
@@ -112,6 +113,9 @@ def load_suite(path: str | Path, inventory: str | Path | None = None) -> Suite:
     runs = _check_suite(raw, inventory, problems)
     if problems:
         raise SuiteError(f"invalid suite {path}: " + "; ".join(problems))
+    clusters = load_inventory(inventory)
+    for run in runs:  # a fault on a protected cluster: no run of the suite (403 if queued)
+        check_protected(experiments.load(run.experiment), clusters[run.cluster])
     return Suite(path=str(path), title=raw["title"], inventory=inventory, runs=tuple(runs),
                  workload=raw.get("workload") or {}, calibration=raw.get("calibration"))
 

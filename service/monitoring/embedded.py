@@ -8,6 +8,10 @@ Swift cluster's recon as the service exports it. The alert rules and the Alertma
 config are the files of dashboards/, as users would take them; only the service's URL in
 the Alertmanager webhook is set to where this service listens.
 
+Prometheus runs without `--web.enable-lifecycle`: its /-/reload and /-/quit would let any
+local account stop it (and with it the alerts that abort runs). A running daemon reloads its
+config on SIGHUP, sent to the PID of its pid file (Alertmanager too).
+
 Prometheus reaches the service with the API token of a viewer `prometheus`; Alertmanager
 posts to the webhook with the shared alert token (service.alert_token). Both files are
 0600 in the config directory and referenced as credentials files, never inlined.
@@ -15,7 +19,9 @@ posts to the webhook with the shared alert token (service.alert_token). Both fil
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import subprocess
 import time
 import urllib.request
@@ -35,6 +41,9 @@ DASHBOARDS = REPO / "dashboards"
 PROMETHEUS_PORT = 9390  # not 9090/9093: the machine may run its own
 ALERTMANAGER_PORT = 9393
 PROGRAMS = {"prometheus": "prometheus", "alertmanager": "prometheus-alertmanager"}
+# each daemon's gauge of its last successful config reload (Unix seconds)
+RELOADED = {"prometheus": "prometheus_config_last_reload_success_timestamp_seconds",
+            "alertmanager": "alertmanager_config_last_reload_success_timestamp_seconds"}
 DEMO_SERVICE_URL = "http://127.0.0.1:8080"  # what dashboards/alertmanager/alertmanager.yml names
 
 
@@ -117,7 +126,7 @@ def _daemons(config: Path) -> dict[str, tuple[list[str], str]]:
         "prometheus": ([
             "prometheus", f"--config.file={config / 'prometheus.yml'}",
             f"--storage.tsdb.path={data / 'prometheus'}", "--storage.tsdb.retention.time=30d",
-            f"--web.listen-address=127.0.0.1:{PROMETHEUS_PORT}", "--web.enable-lifecycle"],
+            f"--web.listen-address=127.0.0.1:{PROMETHEUS_PORT}"],
             f"{prometheus_url()}/-/ready"),
         "alertmanager": ([
             "prometheus-alertmanager", f"--config.file={config / 'alertmanager.yml'}",
@@ -147,10 +156,39 @@ def up(service_url: str, inventory: str, prometheus_token: str, alert_token: str
                                            stderr=log, start_new_session=True)
             pid_file.write_text(f"{process.pid}\n")
         else:
-            urllib.request.urlopen(urllib.request.Request(  # noqa: S310 - our loopback URL
-                ready_url.replace("/-/ready", "/-/reload"), method="POST"), timeout=10)
+            _reload(name, pid, ready_url)
         _wait_ready(name, ready_url)
     return {"prometheus": prometheus_url(), "alertmanager": alertmanager_url()}
+
+
+def _reload(name: str, pid: int, ready_url: str, timeout_s: float = 30.0) -> None:
+    """SIGHUP the daemon (both reload their config on it) and wait until its metrics say a
+    reload succeeded since: no HTTP lifecycle API is needed."""
+    metric = RELOADED[name]
+    since = _reloaded_at(ready_url, metric)
+    os.kill(pid, signal.SIGHUP)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        at = _reloaded_at(ready_url, metric)
+        if at is not None and (since is None or at > since):
+            return
+        time.sleep(0.2)
+    raise MonitoringError(f"{name} did not reload its config within {timeout_s:.0f} s of "
+                          f"SIGHUP; see {home() / 'log' / (name + '.log')}")
+
+
+def _reloaded_at(ready_url: str, metric: str) -> float | None:
+    """The daemon's last successful config reload (a Unix time from its /metrics)."""
+    try:
+        with urllib.request.urlopen(ready_url.replace("/-/ready", "/metrics"),  # noqa: S310
+                                    timeout=5) as response:
+            text = response.read().decode()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith(metric + " "):
+            return float(line.split()[1])
+    return None
 
 
 def _wait_ready(name: str, url: str, timeout_s: float = 60.0) -> None:

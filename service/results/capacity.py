@@ -12,6 +12,7 @@ bound of the capacity, and is said to be (`generator_bound`).
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -34,6 +35,25 @@ class Limits:
     generator_cpu_cores: float = GENERATOR_CPU_CORES
 
 
+# each setting's words, lowest, highest, and whether it is whole: a sweep of 11 stages (1 to
+# 1024 in flight) of at most 10 minutes each is under two hours
+BOUNDS: dict[str, tuple[str, float, float, bool]] = {
+    "stage_s": ("stage length", 3, 600, True),
+    "warmup_s": ("warm-up", 0, 300, True),
+    "max_in_flight": ("max in flight", 1, 1024, True),
+    "p99_factor": ("the p99 factor", 1, 1000, False),
+    "p99_bound_ms": ("the p99 bound", 1, 600_000, False),
+}
+MAX_AGE_LIMIT_H = 24.0 * 365  # max_age_h: a calibration older than a year is no capacity
+
+
+def _range(key: str, low: float, high: float) -> str:
+    if key == "p99_factor":
+        return f"above {low:g} and at most {high:,g}"
+    unit = {"stage_s": " s", "warmup_s": " s", "p99_bound_ms": " ms"}.get(key, "")
+    return f"{low:g} to {high:,g}{unit}"
+
+
 @dataclass(frozen=True)
 class Settings:
     stage_s: int = 10  # measured seconds per stage
@@ -42,17 +62,19 @@ class Settings:
     limits: Limits = Limits()
 
     def check(self) -> None:
+        """InvalidCalibration naming every setting out of its range (BOUNDS)."""
         problems = []
-        if not (isinstance(self.stage_s, int) and self.stage_s >= 3):
-            problems.append(f"stage length must be at least 3 s, not {self.stage_s}")
-        if not (isinstance(self.warmup_s, int) and self.warmup_s >= 0):
-            problems.append(f"warm-up must be 0 s or more, not {self.warmup_s}")
-        if not (isinstance(self.max_in_flight, int) and 1 <= self.max_in_flight <= 1024):
-            problems.append(f"max in flight must be 1 to 1024, not {self.max_in_flight}")
-        if not self.limits.p99_factor > 1:
-            problems.append(f"the p99 factor must be above 1, not {self.limits.p99_factor}")
-        if not self.limits.p99_bound_ms > 0:
-            problems.append(f"the p99 bound must be above 0 ms, not {self.limits.p99_bound_ms}")
+        values = {"stage_s": self.stage_s, "warmup_s": self.warmup_s,
+                  "max_in_flight": self.max_in_flight, "p99_factor": self.limits.p99_factor,
+                  "p99_bound_ms": self.limits.p99_bound_ms}
+        for key, value in values.items():
+            words, low, high, whole = BOUNDS[key]
+            if isinstance(value, bool) or not isinstance(value, int if whole else int | float) \
+                    or not math.isfinite(value):
+                problems.append(f"{words} must be {'a whole number' if whole else 'a number'}"
+                                f", not {value!r}")
+            elif not low <= value <= high or (key == "p99_factor" and value == low):
+                problems.append(f"{words} must be {_range(key, low, high)}, not {value}")
         if problems:
             raise InvalidCalibration("invalid calibration: " + "; ".join(problems))
 
@@ -75,9 +97,10 @@ def run_settings(raw: Any) -> tuple[Settings, float]:
                            if k in raw}, limits=Limits(**limits))
     settings.check()
     max_age_h = raw.get("max_age_h", MAX_AGE_H)
-    if isinstance(max_age_h, bool) or not isinstance(max_age_h, int | float) or max_age_h <= 0:
-        raise InvalidCalibration(f"invalid calibration: max_age_h must be hours > 0, not "
-                                 f"{max_age_h!r}")
+    if isinstance(max_age_h, bool) or not isinstance(max_age_h, int | float) \
+            or not 0 < max_age_h <= MAX_AGE_LIMIT_H:
+        raise InvalidCalibration(f"invalid calibration: max_age_h must be hours > 0 and <= "
+                                 f"{MAX_AGE_LIMIT_H:g}, not {max_age_h!r}")
     return settings, float(max_age_h)
 
 

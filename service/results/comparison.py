@@ -86,8 +86,15 @@ def unrecorded_entry(*, name: str, title: str, cluster: str, cluster_kind: str,
     return entry
 
 
+# twice the most trials of one group (service.experiments.repeats.MAX_TRIALS), so a
+# group of trials and its rerun fit; past it a page and its chart are unreadable anyway
+MAX_COMPARED_RUNS = 100
+TOO_MANY = f"a comparison takes at most {MAX_COMPARED_RUNS} runs"
+
+
 def parse_run_ids(values: list[str]) -> list[int]:
-    """Run ids from query values, each one id or several separated by commas."""
+    """Run ids from query values, each one id or several separated by commas; at most
+    MAX_COMPARED_RUNS of them."""
     ids = []
     for value in values:
         for part in value.split(","):
@@ -97,6 +104,8 @@ def parse_run_ids(values: list[str]) -> list[int]:
             if not part.isdigit() or int(part) > PG_INT_MAX:
                 raise CompareError(f"{part[:60]!r} is not a run id")
             ids.append(int(part))
+            if len(ids) > MAX_COMPARED_RUNS:
+                raise CompareError(TOO_MANY)
     return ids
 
 
@@ -105,6 +114,8 @@ def compare(session: Session, run_ids: list[int]) -> dict[str, Any]:
     ids = list(dict.fromkeys(run_ids))
     if len(ids) < 2:
         raise CompareError(f"a comparison needs at least two different runs, got {len(ids)}")
+    if len(ids) > MAX_COMPARED_RUNS:
+        raise CompareError(TOO_MANY)
     runs = {r.id: r for r in session.execute(
         select(Run).where(Run.id.in_(ids)).options(selectinload(Run.events))).scalars()}
     missing = [str(i) for i in ids if i not in runs]

@@ -9,6 +9,7 @@ from service.store.models import Run
 from .capacity_change import capacity_lines
 from .corruption import corruption_figures, corruption_lines
 from .heals import heal_lines, heals
+from .silenced import silenced_note
 
 FIGURE_KEYS = (
     "baseline_ops", "baseline_mbps", "baseline_p50_ms", "baseline_p99_ms", "errors",
@@ -286,6 +287,7 @@ def report_dict(run: Run) -> dict[str, Any]:
     out["note"] = NOTES.get(run.cluster_kind)
     out["fault_note"] = fault_note(run.cluster_kind, *_activities(run))
     out["topology_note"] = topology_note(run)
+    out["silenced_note"] = silenced_note(run)  # abort alerts silenced in Alertmanager
     out["corruption"] = corruption_figures(run)
     out["fault_detail"] = fault_detail(run) + corruption_lines(out["corruption"])
     out["validity"] = _validity(figures.get("validity"))
@@ -400,6 +402,8 @@ def format_report(data: dict[str, Any]) -> str:
         lines += [""] + [f"  {line}" for line in heal_lines(data["heals"])]
     if data.get("topology_note"):
         lines += [""] + [f"  topology: {note}" for note in data["topology_note"]]
+    if data.get("silenced_note"):
+        lines += [""] + [f"  silenced: {note}" for note in data["silenced_note"]]
     if data.get("note"):
         lines += ["", f"  note: {data['note']}"]
     if data.get("fault_note"):

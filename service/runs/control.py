@@ -39,6 +39,7 @@ import json
 import logging
 import os
 import socket
+import sys
 import threading
 import time
 import uuid
@@ -49,7 +50,7 @@ from chaoslib.exceptions import InterruptExecution
 
 from clusters import fault_ledger
 from clusters.config import cluster_from_configuration
-from clusters.exceptions import ClusterError
+from clusters.exceptions import ClusterError, ProtectedCluster
 from loadgen.cpu import CpuMark
 from loadgen.drivers import driver_for
 from loadgen.exceptions import LoadError
@@ -67,7 +68,7 @@ from service.store.exceptions import InsecureSecretFile
 from service.store.fault_ledger import use_database_ledger
 from service.store.recording import RunNotQueued, RunRecorder, fail_queued
 
-from . import calibration, capacity_runs
+from . import calibration, capacity_runs, silences
 from .abort_watch import AbortWatch
 from .distributed_load import DistributedLoad, defer_driver_job
 from .heartbeat import Heartbeat
@@ -149,6 +150,8 @@ class RunControl:
             self.recorder.event("topology_note", notes=self.topology_note)
             for note in self.topology_note:
                 logger.warning(f"Topology: {note}")
+        # an abort alert silenced in Alertmanager would never stop the run: say so
+        silences.record(self.recorder, self.abort_on, self.cluster.name)
         self.heartbeat = Heartbeat(self.recorder)  # the row names this process as its owner
         self.heartbeat.start()
         if self.capacity_plan is not None:  # before the load: the cluster to itself
@@ -589,6 +592,11 @@ def before_experiment_control(context: dict, configuration: dict = None,
         # the lock first: a busy cluster may fail a preflight check for another run's fault
         lock = _lock_cluster(configuration)
         control = RunControl(context, configuration, arguments)
+    except ProtectedCluster as exc:
+        _stop_before_start(lock, queued_run_id, str(exc))
+        if queued_run_id is None and _under_chaos_cli():
+            _exit_refused(str(exc))
+        raise InterruptExecution(f"Faultline: {exc}") from None
     except (ClusterError, LoadError, PreflightError, ClusterBusy, InvalidCalibration,
             InsecureSecretFile) as exc:
         _stop_before_start(lock, queued_run_id, str(exc))
@@ -609,6 +617,20 @@ def before_experiment_control(context: dict, configuration: dict = None,
             fail_queued(control.sessions, queued_run_id, f"could not start the load: {exc}")
         raise InterruptExecution(f"Faultline could not start the load: {exc}") from None
     _runs[id(context)] = control
+
+
+def _under_chaos_cli() -> bool:
+    return os.path.basename(sys.argv[0] if sys.argv else "") == "chaos"
+
+
+def _exit_refused(message: str) -> None:
+    """End the stock `chaos run` as `faultline run` ends on bad input: one error line, exit
+    2. chaoslib catches whatever a control raises, SystemExit included, and would go on to
+    the rollbacks (restores on a cluster that took no fault), so the process ends here;
+    nothing was started but the cluster lock, released above."""
+    sys.stderr.write(f"error: {message}\n")
+    sys.stderr.flush()
+    os._exit(2)
 
 
 def _lock_cluster(configuration: dict | None) -> ClusterLock:

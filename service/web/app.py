@@ -38,12 +38,16 @@ from . import (
 from .assets import ASSETS, VENDOR_FILES
 from .secret import secret_key
 
+MAX_BODY_BYTES = 1024 * 1024  # the largest experiment is about 5 KiB; an alert batch, less
+
 
 def create_app(config: dict[str, Any] | None = None) -> Flask:
     app = Flask(__name__)
     # before any route: an id past PostgreSQL's integer is no such page, not a database error
     app.url_map.converters["int"] = errors.DatabaseInt
-    app.config.update(DATABASE_URL=None, SESSION_COOKIE_SAMESITE="Lax")
+    # a request body past this is refused before it is read: 413 (JSON under /api/)
+    app.config.update(DATABASE_URL=None, SESSION_COOKIE_SAMESITE="Lax",
+                      MAX_CONTENT_LENGTH=MAX_BODY_BYTES)
     app.config.update(config or {})
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = secret_key()

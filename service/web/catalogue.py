@@ -36,7 +36,7 @@ from service.jobs.run_jobs import enqueue
 
 from .audit import note
 from .context import clusters, experiments_dir, inventory, queue_app, sessions
-from .errors import REQUEST_ERRORS, FormError
+from .errors import REQUEST_ERRORS, FormError, form_status
 
 bp = Blueprint("catalogue", __name__)
 
@@ -90,7 +90,7 @@ def trigger(name: str):
                              inventory=inventory(), experiment_path=entry.path,
                              workload=workload, requested_by=current_user.name)
     except REQUEST_ERRORS as exc:
-        return _form(entry, targets, values, str(exc), inventory_error), 400
+        return _form(entry, targets, values, str(exc), inventory_error), form_status(exc)
     note("run.queue", f"run {run_id}", {"experiment": entry.name, "cluster": cluster,
                                         "workload": workload})
     flash(f"run {run_id} queued on {cluster}: a worker starts it when the cluster is free")
@@ -126,7 +126,8 @@ def _defaults(entry: ExperimentEntry) -> dict[str, Any]:
 def _targets(entry: ExperimentEntry) -> list[dict[str, Any]]:
     """The clusters of the experiment's kind, each with what the faults would take on it."""
     document = _document(entry)
-    return [{"name": c.name, "kind": c.kind, "scopes": fault_scopes(document, c)}
+    return [{"name": c.name, "kind": c.kind, "scopes": fault_scopes(document, c),
+             "protected": c.protected}
             for c in clusters().values() if entry.system in (None, c.kind)]
 
 

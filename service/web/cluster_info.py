@@ -33,6 +33,7 @@ def get_cluster(name: str, inventory: str | Path | None = None) -> dict[str, Any
 def describe(cluster: Cluster) -> dict[str, Any]:
     return {
         "name": cluster.name, "kind": cluster.kind, "lab": cluster.lab, "zones": cluster.zones,
+        "chaos": cluster.chaos,  # "protected": it takes no fault
         "nodes": [{"name": n.name, "address": n.address, "zone": n.zone,
                    "power": controller_of(n)} for n in cluster.nodes],
         "disks": [{"node": d.node, "device": d.device, "mount": d.mount, "osd": d.osd,

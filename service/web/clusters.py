@@ -60,7 +60,7 @@ def _cluster_or_404(name: str) -> Cluster:
 
 
 def summary(cluster: Cluster) -> dict[str, Any]:
-    return {"name": cluster.name, "kind": cluster.kind, "lab": cluster.lab,
+    return {"name": cluster.name, "kind": cluster.kind, "lab": cluster.lab, "chaos": cluster.chaos,
             "nodes": len(cluster.nodes), "zones": cluster.zones, "disks": len(cluster.disks),
             "services": len(cluster.services)}
 

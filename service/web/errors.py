@@ -11,8 +11,9 @@ error its HTTP status (the API's JSON errors, the dashboard's forms).
 
 The services raise their own errors, each of a kind (service.exceptions): 400 for what a
 request got wrong (an invalid experiment, workload, cron, suite; an unknown cluster named in
-a body), 404 for what the path names and does not exist, 409 for a state conflict (a
-duplicate name, nothing to cancel, deleting a file experiment). A missing thing named in a
+a body), 403 for a fault on a protected cluster (`chaos: protected`), 404 for what the path
+names and does not exist, 409 for a state conflict (a duplicate name, nothing to cancel,
+deleting a file experiment). A missing thing named in a
 body is a 400: API views wrap such lookups in `named_in_body` (service.web.api.errors).
 
 Errors of a JSON request come back as JSON: `{"error": "run 42 does not exist"}` with the
@@ -27,7 +28,7 @@ from werkzeug import exceptions as werkzeug_exceptions
 from werkzeug.exceptions import HTTPException
 from werkzeug.routing import IntegerConverter
 
-from clusters.exceptions import ClusterError, InventoryError, UnknownCluster
+from clusters.exceptions import ClusterError, InventoryError, ProtectedCluster, UnknownCluster
 from loadgen.exceptions import LoadError
 from service.exceptions import Conflict, FaultlineError, InvalidInput, NotFound
 from service.store.models import PG_INT_MAX
@@ -68,6 +69,7 @@ class UnsupportedMedia(ApiError):
 STATUS: tuple[tuple[type[BaseException], int], ...] = (
     (UnsupportedMedia, 415),
     (UnknownCluster, 400),
+    (ProtectedCluster, 403),  # a fault on a cluster that says chaos: protected
     (InventoryError, 500),  # the server's inventory file is missing or broken
     (ClusterError, 400),
     (LoadError, 400),  # WorkloadError: a workload out of range
@@ -78,6 +80,12 @@ STATUS: tuple[tuple[type[BaseException], int], ...] = (
 )
 # what a request can get wrong: a form shows it again with the message
 REQUEST_ERRORS = (FaultlineError, ClusterError, LoadError, ChaosException)
+
+
+def form_status(exc: BaseException) -> int:
+    """The status of a form shown again with its error: 403 for a fault on a protected
+    cluster, else 400 (what the form got wrong)."""
+    return 403 if isinstance(exc, ProtectedCluster) else 400
 
 
 def status_of(exc: BaseException) -> int | None:

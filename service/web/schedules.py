@@ -37,6 +37,7 @@ from service.schedules.slots import ScheduleError
 
 from .audit import note
 from .context import clusters, experiments_dir, inventory, sessions
+from .errors import form_status
 
 bp = Blueprint("schedules", __name__)
 
@@ -66,7 +67,7 @@ def create():
             clusters=values["clusters"], workload=workload, created_by=current_user.name,
             inventory=inventory())
     except SCHEDULE_ERRORS as exc:
-        return _list(values, str(exc)), 400
+        return _list(values, str(exc)), form_status(exc)
     note("schedule.create", f"schedule {schedule_id}", {"name": values["name"]})
     flash(f"schedule {schedule_id} ({values['name']}) created")
     return redirect(url_for("schedules.show", schedule_id=schedule_id))

@@ -232,6 +232,7 @@ API_INVENTORY = """\
 clusters:
   lab-ceph:
     kind: ceph
+    chaos: allowed
     ssh: {user: root, key_file: /etc/secret/id_ed25519-SSH-KEY-PATH,
           known_hosts: /etc/secret/known_hosts-PATH}
     nodes:
@@ -264,6 +265,7 @@ clusters:
            secret_key_file: /etc/secret/s3-SECRET-PATH}
   lab-swift:
     kind: swift
+    chaos: allowed
     nodes:
       - {name: node1, address: 192.0.2.21, zone: zone1}
       - {name: node2, address: 192.0.2.22, zone: zone2, power: {type: ssh}}

@@ -35,7 +35,8 @@ def inventory_spec() -> dict:
                    for i, (n, z) in enumerate(zones.items())]
     return {"clusters": {
         "dash-ceph": {
-            "kind": "ceph", "ssh": {"user": "root", "key_file": SECRET_PATHS[0]},
+            "kind": "ceph", "chaos": "allowed",
+            "ssh": {"user": "root", "key_file": SECRET_PATHS[0]},
             "nodes": ceph_nodes,
             "disks": [{"node": f"node{i + 1}", "device": f"/dev/sd{'bcde'[i]}",
                        "mount": f"/var/lib/ceph/osd/ceph-{i}", "osd": i} for i in range(4)],
@@ -49,7 +50,8 @@ def inventory_spec() -> dict:
                        "s3": {"endpoint": "http://192.0.2.1:7480",
                               "secret_key_file": SECRET_PATHS[4]}}},
         "dash-swift": {
-            "kind": "swift", "ssh": {"user": "root", "key_file": SECRET_PATHS[0]},
+            "kind": "swift", "chaos": "allowed",
+            "ssh": {"user": "root", "key_file": SECRET_PATHS[0]},
             "nodes": swift_nodes,
             "disks": [{"node": f"node{i + 1}", "device": f"/dev/sd{'bcde'[i]}",
                        "mount": f"/srv/node/d{i + 1}", "swift_device": f"d{i + 1}"}

@@ -109,7 +109,7 @@ def test_a_calibration_rises_to_a_knee_that_rados_bench_can_reach(ceph_cluster, 
 
 @pytest.mark.parametrize("args, message", [
     (["no-such-cluster"], "no-such-cluster"),
-    (["lab-ceph", "--stage-s", "2"], "stage length must be at least 3 s, not 2"),
+    (["lab-ceph", "--stage-s", "2"], "stage length must be 3 to 600 s, not 2"),
     (["lab-ceph", "--mix", "read=80,write=30"], "mix must sum to 100"),
     (["lab-ceph", "--mix", "write"], "invalid mix 'write'"),
     (["lab-ceph", "--api", "s4"], "load API 's4' is unknown for ceph cluster 'lab-ceph'"),

@@ -126,9 +126,11 @@ def test_cli_compare_refuses_bad_run_ids(database_url, args, message):
 # --- suites ---------------------------------------------------------------------------------
 
 INVENTORY = {"clusters": {
-    "lab-ceph": {"kind": "ceph", "nodes": [{"name": "n1", "address": "10.0.0.1"}],
+    "lab-ceph": {"kind": "ceph", "chaos": "allowed",
+                 "nodes": [{"name": "n1", "address": "10.0.0.1"}],
                  "client": {"conf": "/etc/ceph/ceph.conf"}},
-    "lab-swift": {"kind": "swift", "nodes": [{"name": "n1", "address": "10.0.0.2"}]},
+    "lab-swift": {"kind": "swift", "chaos": "allowed",
+                  "nodes": [{"name": "n1", "address": "10.0.0.2"}]},
 }}
 
 
@@ -185,7 +187,7 @@ SUITE_CASES = [
      "lab-swift)"),
     ("bad-shares", {"title": "x", "workload": {"rate": "0%"}, "runs": GOOD,
                     "calibration": {"stage_s": 1}},
-     "invalid suite {suite}: invalid calibration: stage length must be at least 3 s, not 1; "
+     "invalid suite {suite}: invalid calibration: stage length must be 3 to 600 s, not 1; "
      "runs[0] (a): experiments/ceph-kill-osd.json: invalid workload: rate must be ops/s or a "
      "share of the calibrated capacity from 0% to 200% (e.g. \"50%\"), not '0%'; runs[1] (b): "
      "experiments/ceph-kill-osd.json: invalid workload: rate must be ops/s or a share of the "

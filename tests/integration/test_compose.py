@@ -92,3 +92,18 @@ def test_prometheus_and_alertmanager_configs_pass_their_checks_as_mounted(tmp_pa
     assert hook["url"] == "http://web:8080/api/v1/alerts"
     demo["receivers"][0]["webhook_configs"][0]["url"] = hook["url"]
     assert compose == demo  # the same routes as the embedded Alertmanager's
+
+
+def test_prometheus_and_alertmanager_are_published_on_the_loopback_only():
+    """Issue 25, "Monitoring": compose published Prometheus (9090) and Alertmanager (9093)
+    on every interface, without authentication; anyone reaching Alertmanager could silence
+    the alerts that abort runs or inject one that aborts them."""
+    for name, port in (("prometheus", 9090), ("alertmanager", 9093)):
+        assert SERVICES[name]["ports"] == [f"127.0.0.1:{port}:{port}"], name
+        assert SERVICES[name].get("network_mode") != "host", name
+    # the services reach them by name over compose's own network
+    for service in (SERVICES["web"], SERVICES["worker"]):
+        assert service["environment"]["FAULTLINE_ALERTMANAGER_URL"] == "http://alertmanager:9093"
+    # every other published port names its interface or is the dashboard's
+    published = [p for s in SERVICES.values() for p in s.get("ports", [])]
+    assert [p for p in published if not p.startswith("127.0.0.1:")] == ["8080:8080"]

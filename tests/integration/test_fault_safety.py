@@ -130,8 +130,8 @@ def test_power_off_over_ssh_on_a_cluster_that_is_not_a_lab(swift_cluster, tmp_pa
                                                            file_ledger):
     # the lab as a remote cluster: no namespace to pull a cable from, only SSH to its nodes
     raw = yaml.safe_load(Path(default_inventory()).read_text())["clusters"]["lab-swift"]
-    raw = {**raw, "lab": False, "nodes": [{k: v for k, v in n.items() if k != "netns"}
-                                          for n in raw["nodes"]]}
+    raw = {**raw, "lab": False, "chaos": "allowed",
+           "nodes": [{k: v for k, v in n.items() if k != "netns"} for n in raw["nodes"]]}
     inventory = tmp_path / "remote.yaml"
     inventory.write_text(yaml.safe_dump({"clusters": {"remote-swift": raw}}))
     remote = load_cluster(inventory, "remote-swift")

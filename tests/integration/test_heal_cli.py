@@ -161,9 +161,11 @@ def test_suite_first_heals_the_faults_dead_runs_left_in_each_of_its_clusters(
         invoke, sessions, clusters, calls, monkeypatch, tmp_path):
     inventory = tmp_path / "inventory.json"  # YAML reads JSON
     inventory.write_text(json.dumps({"clusters": {
-        clusters[0]: {"kind": "ceph", "nodes": [{"name": "n1", "address": "10.0.0.1"}],
+        clusters[0]: {"kind": "ceph", "chaos": "allowed",
+                      "nodes": [{"name": "n1", "address": "10.0.0.1"}],
                       "client": {"conf": "/etc/ceph/ceph.conf"}},
-        clusters[1]: {"kind": "swift", "nodes": [{"name": "n1", "address": "10.0.0.2"}]}}}))
+        clusters[1]: {"kind": "swift", "chaos": "allowed",
+                      "nodes": [{"name": "n1", "address": "10.0.0.2"}]}}}))
     suite = tmp_path / "suite.json"
     suite.write_text(json.dumps({"title": "heal first", "runs": [
         {"name": "a", "experiment": EXPERIMENT, "cluster": clusters[0]},

@@ -207,6 +207,10 @@ def test_a_discovered_swift_inventory_runs_the_kill_experiment_like_the_lab_one(
     result = discover(invoke, "swift", swift_cluster.client["swift_dir"], "-o",
                       str(inventory), *swift_reach_options(swift_cluster))
     assert result.exit_code == 0, result.output
+    # discovery writes the cluster protected; the operator allows faults as its comment says
+    assert inventory.read_text().count("    chaos: protected\n") == 1
+    inventory.write_text(inventory.read_text().replace("    chaos: protected\n",
+                                                       "    chaos: allowed\n"))
     # the catalogue's experiment with make test's short phases, as the lab's own test runs it
     experiment = shortened(SWIFT_KILL, tmp_path, fault_hold_s=15)
     done = subprocess.run(["faultline", "run", str(experiment), "--cluster", "discovered-swift",

@@ -129,15 +129,28 @@ def test_in_flight_doubles_up_to_the_maximum_which_is_always_measured():
 
 
 @pytest.mark.parametrize("settings, problem", [
-    (Settings(stage_s=2), "stage length must be at least 3 s, not 2"),
-    (Settings(warmup_s=-1), "warm-up must be 0 s or more"),
-    (Settings(max_in_flight=0), "max in flight must be 1 to 1024, not 0"),
-    (Settings(limits=Limits(p99_factor=1)), "the p99 factor must be above 1"),
-    (Settings(limits=Limits(p99_bound_ms=0)), "the p99 bound must be above 0 ms"),
+    (Settings(stage_s=2), "stage length must be 3 to 600 s, not 2"),
+    (Settings(stage_s=601), "stage length must be 3 to 600 s, not 601"),
+    (Settings(stage_s=10 ** 12), "stage length must be 3 to 600 s, not 1000000000000"),
+    (Settings(stage_s=5.5), "stage length must be a whole number, not 5.5"),
+    (Settings(stage_s="10"), "stage length must be a whole number, not '10'"),
+    (Settings(warmup_s=-1), "warm-up must be 0 to 300 s, not -1"),
+    (Settings(warmup_s=301), "warm-up must be 0 to 300 s, not 301"),
+    (Settings(max_in_flight=0), "max in flight must be 1 to 1,024, not 0"),
+    (Settings(max_in_flight=1025), "max in flight must be 1 to 1,024, not 1025"),
+    (Settings(limits=Limits(p99_factor=1)),
+     "the p99 factor must be above 1 and at most 1,000, not 1"),
+    (Settings(limits=Limits(p99_factor=float("inf"))),
+     "the p99 factor must be a number, not inf"),
+    (Settings(limits=Limits(p99_factor="5")), "the p99 factor must be a number, not '5'"),
+    (Settings(limits=Limits(p99_bound_ms=0)), "the p99 bound must be 1 to 600,000 ms, not 0"),
+    (Settings(limits=Limits(p99_bound_ms=1e9)),
+     "the p99 bound must be 1 to 600,000 ms, not 1000000000.0"),
 ])
 def test_senseless_settings_are_refused_with_what_is_wrong(settings, problem):
-    with pytest.raises(InvalidCalibration, match=problem):
+    with pytest.raises(InvalidCalibration) as refused:
         settings.check()
+    assert str(refused.value) == f"invalid calibration: {problem}"
 
 
 def test_a_mix_is_read_as_op_percent_pairs():
@@ -158,9 +171,11 @@ def test_an_experiment_may_say_how_its_calibration_is_made_and_how_old_it_may_be
 @pytest.mark.parametrize("raw, problem", [
     ([5], "expected an object with max_age_h, max_in_flight"),
     ({"stages": 3}, "expected an object with"),
-    ({"warmup_s": 1.5}, "warm-up must be 0 s or more, not 1.5"),
-    ({"max_age_h": 0}, "max_age_h must be hours > 0, not 0"),
-    ({"max_age_h": True}, "max_age_h must be hours > 0, not True"),
+    ({"warmup_s": 1.5}, "warm-up must be a whole number, not 1.5"),
+    ({"stage_s": 86400}, "stage length must be 3 to 600 s, not 86400"),
+    ({"max_age_h": 0}, "max_age_h must be hours > 0 and <= 8760, not 0"),
+    ({"max_age_h": 1e9}, "max_age_h must be hours > 0 and <= 8760, not 1000000000.0"),
+    ({"max_age_h": True}, "max_age_h must be hours > 0 and <= 8760, not True"),
 ])
 def test_a_calibration_argument_that_makes_no_sense_is_refused(raw, problem):
     with pytest.raises(InvalidCalibration, match=problem):

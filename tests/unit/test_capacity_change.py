@@ -82,7 +82,7 @@ def test_the_capacity_argument_names_an_activity_of_the_method():
     assert plan(None, experiment) is None
     with pytest.raises(InvalidCalibration, match="'nope' is not an activity of the method"):
         plan({"after": "nope"}, experiment)
-    with pytest.raises(InvalidCalibration, match="stage length must be at least 3 s"):
+    with pytest.raises(InvalidCalibration, match="stage length must be 3 to 600 s, not 1"):
         plan({"after": "add-osd", "stage_s": 1}, experiment)
     with pytest.raises(InvalidCalibration, match="expected an object with 'after'"):
         plan("50%", experiment)

@@ -33,7 +33,8 @@ WORKLOAD_KEYS = sorted(Workload.__dataclass_fields__)
 # the lab's shape, on addresses nothing answers: only the static checks run here
 INVENTORY = {"clusters": {
     "lab-ceph": {
-        "kind": "ceph", "ssh": {"user": "root", "port": 2222, "key_file": "/keys/id"},
+        "kind": "ceph", "chaos": "allowed",
+        "ssh": {"user": "root", "port": 2222, "key_file": "/keys/id"},
         "nodes": [{"name": f"node{i}", "address": f"127.0.0.{10 + i}", "zone": f"zone{z}"}
                   for i, z in ((1, 1), (2, 1), (3, 2), (4, 3))],
         "disks": [{"node": f"node{i + 1}", "device": f"/dev/loop{i}",
@@ -44,7 +45,8 @@ INVENTORY = {"clusters": {
                                             "unit": "ceph-mon@a"}],
         "client": {"conf": "/etc/ceph/ceph.conf", "pool": "faultline"}},
     "lab-swift": {
-        "kind": "swift", "ssh": {"user": "root", "port": 2222, "key_file": "/keys/id"},
+        "kind": "swift", "chaos": "allowed",
+        "ssh": {"user": "root", "port": 2222, "key_file": "/keys/id"},
         "nodes": [{"name": f"node{i}", "address": f"127.0.0.{20 + i}", "zone": f"zone{i}"}
                   for i in (1, 2, 3)],
         "disks": [{"node": f"node{i}", "device": f"/dev/loop{10 + i}",

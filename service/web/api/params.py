@@ -19,19 +19,42 @@ TYPE_NAMES = {str: "a string", int: "a whole number", bool: "true or false",
               dict: "a JSON object", list: "a list"}
 
 
+MAX_JSON_DEPTH = 64  # an experiment nests about 8 deep; the parser itself gives up near 1,000
+
+
 def json_body() -> dict[str, Any]:
-    """The body as a JSON object; 415 if it is not sent as JSON, 400 if it is not one."""
+    """The body as a JSON object; 415 if it is not sent as JSON, 400 if it is not one or is
+    nested deeper than MAX_JSON_DEPTH (its size is Flask's MAX_CONTENT_LENGTH: 413)."""
     if not request.is_json:
         raise UnsupportedMedia("send a JSON object with 'Content-Type: application/json'")
     try:
         body = json.loads(request.get_data(as_text=True) or "null")
     except ValueError as exc:
         raise BadRequest(f"the body is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise BadRequest(DEPTH_MESSAGE) from None
+    if depth_of(body) > MAX_JSON_DEPTH:
+        raise BadRequest(DEPTH_MESSAGE)
     if not isinstance(body, dict):
         raise BadRequest("the body must be a JSON object")
     if _holds_nul(body):
         raise BadRequest(NUL_MESSAGE)
     return body
+
+
+DEPTH_MESSAGE = f"the body is nested deeper than {MAX_JSON_DEPTH} levels"
+
+
+def depth_of(value: Any) -> int:
+    """How deep objects and lists nest in a parsed JSON value (a scalar: 0), without
+    recursion, so no depth makes it fail."""
+    deepest, level = 0, [value]
+    while level:  # one level of containers at a time
+        level = [v for v in level if isinstance(v, dict | list)]
+        if level:
+            deepest += 1
+        level = [c for v in level for c in (v.values() if isinstance(v, dict) else v)]
+    return deepest
 
 
 NUL_MESSAGE = "text must not contain NUL characters (PostgreSQL cannot store them)"
