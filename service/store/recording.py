@@ -132,11 +132,13 @@ def load_ledger(session: Session, run_id: int) -> list[Entry]:
     return [Entry(c, n, s) for c, n, s in rows]
 
 
-def fail_queued(sessions: sessionmaker[Session], run_id: int, message: str) -> bool:
-    """A queued run that could not start: failed, with the reason. False if it had moved on."""
+def fail_queued(sessions: sessionmaker[Session], run_id: int, message: str,
+                status: str = "failed") -> bool:
+    """A queued run that could not start: failed (or `status`, e.g. invalid), with the
+    reason. False if it had moved on."""
     with sessions.begin() as session:
         done = session.execute(update(Run).where(Run.id == run_id, Run.status == "queued")
-                               .values(status="failed", error=message,
+                               .values(status=status, error=message,
                                        ended_at=datetime.now(UTC)))
         return done.rowcount == 1
 

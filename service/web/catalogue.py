@@ -87,7 +87,8 @@ def trigger(name: str):
         with queue_app() as queue:
             run_id = enqueue(sessions(), queue, document, cluster=cluster,
                              inventory=inventory(), experiment_path=entry.path,
-                             workload=workload, requested_by=current_user.name)
+                             workload=workload, requested_by=current_user.name,
+                             role=current_user.role)
     except REQUEST_ERRORS as exc:
         return _form(entry, targets, values, str(exc), inventory_error), 400
     flash(f"run {run_id} queued on {cluster}: a worker starts it when the cluster is free")

@@ -15,7 +15,7 @@ from service.results import series as run_series
 from service.runs.reaper import interrupt_dead_runs
 
 from .blueprint import bp
-from .context import experiments_dir, inventory, queue_app, sessions, user_name
+from .context import experiments_dir, inventory, queue_app, sessions, user_name, user_role
 from .errors import named_in_body
 from .params import check_query, fields, json_body, query_choice, query_int, query_str
 
@@ -45,7 +45,8 @@ def create_run():
     with queue_app() as app:
         run_id = run_queue.enqueue(sessions(), app, document, cluster=body["cluster"],
                                    inventory=inventory(), experiment_path=entry.path,
-                                   workload=body.get("workload"), requested_by=user_name())
+                                   workload=body.get("workload"), requested_by=user_name(),
+                                   role=user_role())
     url = url_for("api.get_run", run_id=run_id)
     return ({"run_id": run_id, "status": "queued", "url": url,
              "waiting_for": run_queries.waiting_for(sessions(), run_id)},
