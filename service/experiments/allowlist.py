@@ -37,11 +37,13 @@ from .documents import CONTROL_MODULE
 from .exceptions import ExperimentError, GuardOverrideRefused
 from .shape import check_shape
 
-# what the control reads from its arguments (service.runs.control, service.experiments.
-# preflight); run_id and experiment_path are the service's own, set when it runs a run
+# what the control reads from an experiment's arguments (service.runs.control,
+# service.experiments.preflight)
 CONTROL_ARGUMENTS = frozenset({"workload", "fault", "restore", "tail_s", "baseline_after",
-                               "baseline", "calibration", "capacity", "abort_on", "api",
-                               "run_id", "experiment_path"})
+                               "baseline", "calibration", "capacity", "abort_on", "api"})
+# what the service gives the control as it runs a run (documents.run_document): an
+# experiment's own would record into another run, or pass an upload off as a file
+SERVICE_ARGUMENTS = frozenset({"run_id", "experiment_path"})
 # configuration key -> the environment variable it must be read from
 CONFIGURATION = {"faultline_cluster": "FAULTLINE_CLUSTER",
                  "faultline_inventory": "FAULTLINE_INVENTORY"}
@@ -180,10 +182,13 @@ def _controls_problems(controls: Any, where: str) -> list[str]:
             found.append(f"control {name!r} {where} is {what}: the only control allowed is "
                          f"{CONTROL_MODULE}")
             continue
-        arguments = provider.get("arguments") or {}
-        found += [f"control {name!r} {where}: {CONTROL_MODULE} takes no argument "
-                  f"{argument!r}" for argument in arguments
-                  if argument not in CONTROL_ARGUMENTS]
+        for argument in provider.get("arguments") or {}:
+            if argument in SERVICE_ARGUMENTS:
+                found.append(f"control {name!r} {where}: {argument!r} is the service's to "
+                             "set, not the experiment's")
+            elif argument not in CONTROL_ARGUMENTS:
+                found.append(f"control {name!r} {where}: {CONTROL_MODULE} takes no argument "
+                             f"{argument!r}")
     return found
 
 

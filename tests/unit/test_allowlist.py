@@ -90,6 +90,9 @@ PROBLEMS = [
     (_with("controls.0.provider.arguments.dump_env", True),
      "control 'faultline' at the experiment level: service.control takes no argument "
      "'dump_env'"),
+    (_with("controls.0.provider.arguments.run_id", 7),
+     "control 'faultline' at the experiment level: 'run_id' is the service's to set, not the "
+     "experiment's"),
     (_with("secrets", {"db": {"url": {"type": "env", "key": "DATABASE_URL"}}}),
      "a secrets block at the experiment.secrets: an experiment holds no secrets"),
     (_with("method.0.provider.secrets", ["db"]),
@@ -156,7 +159,8 @@ def test_the_control_arguments_are_those_the_control_reads():
     for source in ("service/runs/control.py", "service/experiments/preflight.py"):
         read |= set(re.findall(r'arguments\.get\("(\w+)"',
                                (REPO / source).read_text()))
-    assert read - {"allow_unavailable"} <= allowlist.CONTROL_ARGUMENTS
+    assert read - {"allow_unavailable"} == (allowlist.CONTROL_ARGUMENTS
+                                            | allowlist.SERVICE_ARGUMENTS)
 
 
 @pytest.mark.parametrize(("document", "named"), [
