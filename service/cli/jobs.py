@@ -3,7 +3,6 @@ line (registered on the main group in service.cli.group, whose error handling th
 
 from __future__ import annotations
 
-import logging
 import os
 import socket
 
@@ -14,6 +13,7 @@ from service.jobs import run_jobs as run_queue
 from service.jobs.app import make_app
 from service.jobs.names import LOAD_QUEUE, RUNS_QUEUE, SCHEDULES_QUEUE
 from service.store import db
+from service.store.scrub import scrub_logs
 from service.worker.app import make_worker_app
 
 from .group import close_dead_runs
@@ -38,8 +38,7 @@ def worker_cmd(concurrency: int | None, name: str | None, queues: tuple[str, ...
         raise click.BadParameter("must be at least 1", param_hint="--concurrency")
     url = db.database_url()
     app = make_worker_app(url)
-    logging.basicConfig(level=logging.INFO, format="[%(asctime)s %(levelname)s] %(message)s",
-                        datefmt="%H:%M:%S")
+    scrub_logs()
     close_dead_runs("faultline worker")
     click.echo(f"faultline worker on {db.libpq_url(url).split('@')[-1]}: queues "
                f"{', '.join(queues)}; {concurrency} at once", err=True)

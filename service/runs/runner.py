@@ -21,6 +21,7 @@ from service.experiments.exceptions import ExperimentError
 from service.store import db
 from service.store.models import Run
 from service.store.recording import fail_queued
+from service.store.scrub import scrub_logs
 
 from . import heal, reaper
 
@@ -69,8 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 1 or not args[0].isdigit():
         print("usage: python -m service.runs.runner RUN_ID", file=sys.stderr)
         return 2
-    logging.basicConfig(level=logging.INFO, format="[%(asctime)s %(levelname)s] %(message)s",
-                        datefmt="%H:%M:%S")
+    scrub_logs()  # the run's log is shown to whoever reads the worker's files
     status = run_queued(int(args[0]))
     return 0 if status in ("completed", "deviated") else 1
 

@@ -9,13 +9,18 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from catalogue import wait_for
 from sqlalchemy import func, select, update
+from sqlalchemy.engine import make_url
 
+from service.runs.environment import process_environment
 from service.store.models import Run, UploadedExperiment
+from service.store.recording import RunRecorder
 
 REPO = Path(__file__).resolve().parents[2]
 KILL_OSD = json.loads((REPO / "experiments" / "ceph-kill-osd.json").read_text())
@@ -206,6 +211,61 @@ def test_a_run_row_rewritten_to_run_a_process_ends_invalid_and_runs_nothing(
                      "provider: only python functions of Faultline's actions and probes may run")
     assert started is None, "the load started"
     assert not touched.exists(), "the process provider ran"
+
+
+ECHO = """
+import json, os
+from sqlalchemy import text
+from service.store import db
+with db.session_factory()() as session:
+    answer = session.execute(text("SELECT 42")).scalar_one()
+print(json.dumps({"answer": answer, "environment": dict(os.environ)}))
+"""
+
+
+def test_a_run_process_reaches_the_database_with_no_password_in_its_environment(
+        database_url, monkeypatch):
+    """Issue 25: an experiment that reads an environment variable echoed the worker's
+    DATABASE_URL, password included, into the journal; the worker also held the session key
+    and the alert token. The process a worker starts for a run has none of them, and still
+    reaches the database (libpq reads the password from the passfile)."""
+    monkeypatch.setenv("FAULTLINE_SECRET_KEY", "the-session-key-of-this-test")
+    monkeypatch.setenv("FAULTLINE_ALERT_TOKEN", "the-alert-token-of-this-test")
+    password = make_url(database_url).password
+
+    done = subprocess.run([sys.executable, "-c", ECHO], cwd=REPO, capture_output=True,
+                          text=True, env=process_environment(database_url), timeout=120)
+
+    assert done.returncode == 0, done.stderr
+    echoed = json.loads(done.stdout)
+    assert echoed["answer"] == 42
+    assert password and password not in done.stdout
+    assert "the-session-key-of-this-test" not in done.stdout
+    assert "the-alert-token-of-this-test" not in done.stdout
+
+
+def test_a_journal_that_echoes_the_database_url_is_stored_and_shown_scrubbed(
+        database_url, sessions, made, api_as, monkeypatch):
+    """Issue 25: every viewer could read the worker's DATABASE_URL, password included, in a
+    run's journal; a journal is now stored scrubbed, and shown scrubbed."""
+    monkeypatch.setenv("FAULTLINE_ALERT_TOKEN", "the-alert-token-of-this-test")
+    password = make_url(database_url).password
+    echoed = f"DATABASE_URL={make_url(database_url).render_as_string(hide_password=False)}"
+    recorder = RunRecorder.create(sessions, title="echo", cluster="lab-ceph",
+                                  cluster_kind="ceph", workload={})
+    made.append(recorder.run_id)
+
+    recorder.finish("failed", journal={"run": [{"output": {"stdout": echoed},
+                                                "tolerance": "the-alert-token-of-this-test"}]},
+                    error=f"probe said {echoed}")
+
+    with sessions() as session:
+        run = session.get(Run, recorder.run_id)
+        stored = json.dumps(run.journal) + run.error
+    shown = api_as("viewer").get(f"/api/v1/runs/{recorder.run_id}/journal").get_data(True)
+    for text in (stored, shown):
+        assert password not in text and "the-alert-token-of-this-test" not in text
+        assert "faultline:***@127.0.0.1" in text
 
 
 def _status(sessions, run_id: int) -> str:
