@@ -114,8 +114,8 @@ def check_guard_overrides(document: dict[str, Any], user: str | None,
     if not overrides:
         return None
     if role != "admin":
-        who = f"{user} is {'an' if (role or 'x')[0] in 'aeiou' else 'a'} {role}" if user \
-            else "no admin asked"
+        who = (f"{user} is {'an' if role[0] in 'aeiou' else 'a'} {role}" if user and role
+               else f"{user or 'the request'} is not an admin")
         raise GuardOverrideRefused(f"{', '.join(overrides)} overrides the guard that keeps "
                                    f"data available: that needs the admin role; {who}")
     return user or "unknown"

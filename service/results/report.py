@@ -394,7 +394,8 @@ def format_report(data: dict[str, Any]) -> str:
     if data.get("error"):
         lines += ["", f"  error: {data['error']}"]
     if data.get("guard_override_by"):
-        lines += ["", f"  guard: overridden by {data['guard_override_by']} (allow_unavailable)"]
+        lines += ["", f"  guard: the blast-radius guard was overridden by "
+                      f"{data['guard_override_by']}"]
     if data.get("fault_detail"):
         lines += [""] + [f"  fault: {line}" for line in data["fault_detail"]]
     if data.get("topology_note"):

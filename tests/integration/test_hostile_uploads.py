@@ -18,6 +18,7 @@ from catalogue import wait_for
 from sqlalchemy import func, select, update
 from sqlalchemy.engine import make_url
 
+from service.results.report import format_report, report_dict
 from service.runs.environment import process_environment
 from service.store.models import Run, UploadedExperiment
 from service.store.recording import RunRecorder
@@ -157,10 +158,11 @@ def test_allow_unavailable_from_an_admin_is_accepted_and_the_run_records_the_adm
     shown = admin.get(f"/api/v1/runs/{queued.json['run_id']}").json
     assert shown["guard_override_by"] == admin.user_name
     with sessions() as session:
-        runs = session.execute(select(Run.requested_by).where(
-            Run.experiment["title"].astext == KILL_OSD["title"],
-            Run.guard_override_by.is_not(None))).scalars().all()
-    assert runs == [admin.user_name]
+        report = format_report(report_dict(session.get(Run, queued.json["run_id"])))
+    assert (f"\n  guard: the blast-radius guard was overridden by {admin.user_name}\n"
+            in report + "\n")
+    page = admin.get(f"/runs/{queued.json['run_id']}").get_data(as_text=True)
+    assert f"The blast-radius guard was overridden by {admin.user_name}." in page
 
 
 def test_a_run_of_an_experiment_the_allow_list_refuses_is_never_queued(operator, sessions):

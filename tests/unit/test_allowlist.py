@@ -179,6 +179,14 @@ def test_a_guard_override_from_an_operator_is_refused_naming_it(document, named)
                                   "that needs the admin role; olive is an operator")
 
 
+def test_a_guard_override_from_a_schedule_is_refused():
+    document = _with("method.0.provider.arguments.allow_unavailable", True)
+
+    with pytest.raises(GuardOverrideRefused, match=r"needs the admin role; schedule nightly "
+                                                   r"is not an admin$"):
+        allowlist.check_guard_overrides(document, "schedule nightly", None)
+
+
 def test_a_guard_override_from_an_admin_is_allowed_and_names_the_admin():
     document = _with("method.0.provider.arguments.allow_unavailable", True)
 
