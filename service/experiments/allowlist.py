@@ -33,10 +33,10 @@ from chaoslib.discovery.discover import discover_actions, discover_probes
 
 from actions import ACTION_MODULES, PROBE_MODULES
 
-from .documents import CONTROL_MODULE
 from .exceptions import ExperimentError, GuardOverrideRefused
 from .shape import check_shape
 
+CONTROL_MODULE = "service.control"
 # what the control reads from an experiment's arguments (service.runs.control,
 # service.experiments.preflight)
 CONTROL_ARGUMENTS = frozenset({"workload", "fault", "restore", "tail_s", "baseline_after",
@@ -64,23 +64,25 @@ def activities() -> dict[tuple[str, str], inspect.Signature]:
             for a in found}
 
 
-def check(document: Any) -> None:
-    """ExperimentError naming every reason the document may not run; nothing if it may."""
+def check(document: Any, as_run: bool = False) -> None:
+    """ExperimentError naming every reason the document may not run; nothing if it may.
+    `as_run`: the document as the service runs it, with the control's run_id and
+    experiment_path set."""
     if not isinstance(document, dict):
         raise ExperimentError("the experiment must be a JSON object")
     check_shape(document)
-    found = problems(document)
+    found = problems(document, as_run)
     if found:
         raise ExperimentError("the experiment may only run Faultline's own actions, probes "
                               f"and control: {'; '.join(found)}")
 
 
-def problems(document: dict[str, Any]) -> list[str]:
+def problems(document: dict[str, Any], as_run: bool = False) -> list[str]:
     """Every reason the (well-shaped) document may not run, in document order."""
     found = [f"a secrets block at {where}: an experiment holds no secrets"
              for where in _secrets_blocks(document, "the experiment")]
     found += _configuration_problems(document.get("configuration"))
-    found += _controls_problems(document.get("controls"), "at the experiment level")
+    found += _controls_problems(document.get("controls"), "at the experiment level", as_run)
     hypothesis = document.get("steady-state-hypothesis") or {}
     found += _controls_problems(hypothesis.get("controls"), "at the hypothesis level")
     for activity in _activities(document):
@@ -170,7 +172,7 @@ def _activity_problems(activity: dict[str, Any]) -> list[str]:
     return found
 
 
-def _controls_problems(controls: Any, where: str) -> list[str]:
+def _controls_problems(controls: Any, where: str, as_run: bool = False) -> list[str]:
     found = []
     for control in controls or []:
         if not isinstance(control, dict):
@@ -183,7 +185,7 @@ def _controls_problems(controls: Any, where: str) -> list[str]:
                          f"{CONTROL_MODULE}")
             continue
         for argument in provider.get("arguments") or {}:
-            if argument in SERVICE_ARGUMENTS:
+            if argument in SERVICE_ARGUMENTS and not as_run:
                 found.append(f"control {name!r} {where}: {argument!r} is the service's to "
                              "set, not the experiment's")
             elif argument not in CONTROL_ARGUMENTS:

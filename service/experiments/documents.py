@@ -20,11 +20,11 @@ from clusters.inventory import Cluster, load_cluster
 from clusters.paths import default_cluster, default_inventory
 from loadgen.workload import parse_workload
 
+from .allowlist import CONTROL_MODULE
 from .exceptions import ExperimentError
 from .preflight import check_abort_on, check_activities, check_run
 from .shape import check_shape
 
-CONTROL_MODULE = "service.control"
 ROLLBACK_ALWAYS = {"runtime": {"rollbacks": {"strategy": "always"}}}
 
 

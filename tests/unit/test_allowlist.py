@@ -202,3 +202,23 @@ def test_a_stored_guard_override_that_no_admin_allowed_is_refused():
                                               r"it when the run was queued$"):
         allowlist.check_stored(document, None)
     allowlist.check_stored(document, "ada")
+
+
+def test_the_run_id_and_path_the_service_sets_pass_only_as_the_service_runs_it():
+    document = _with("controls.0.provider.arguments.run_id", 7)
+    document["controls"][0]["provider"]["arguments"]["experiment_path"] = "/x.json"
+
+    allowlist.check(document, as_run=True)
+    with pytest.raises(ExperimentError, match="'run_id' is the service's to set"):
+        allowlist.check(document)
+
+
+def test_preflight_holds_a_command_line_run_to_the_allow_list():
+    # `faultline run` and `chaos run` reach the control, whose preflight checks it first
+    from service.experiments.exceptions import PreflightError
+    from service.experiments.preflight import check_run
+
+    with pytest.raises(PreflightError, match=r"^the experiment may only run Faultline's own "
+                                             r"actions, probes and control: activity 'x' "
+                                             r"calls os.system, "):
+        check_run(_with("method", _activity("os", "system")), None, {})
