@@ -12,7 +12,12 @@ from pathlib import Path
 import pytest
 
 from service.experiments import allowlist
-from service.experiments.exceptions import ExperimentError, GuardOverrideRefused
+from service.experiments.exceptions import (
+    ExperimentError,
+    GuardOverrideRefused,
+    PreflightError,
+)
+from service.experiments.preflight import check_run
 
 REPO = Path(__file__).resolve().parents[2]
 FILES = sorted((REPO / "experiments").glob("*.json"))
@@ -215,9 +220,6 @@ def test_the_run_id_and_path_the_service_sets_pass_only_as_the_service_runs_it()
 
 def test_preflight_holds_a_command_line_run_to_the_allow_list():
     # `faultline run` and `chaos run` reach the control, whose preflight checks it first
-    from service.experiments.exceptions import PreflightError
-    from service.experiments.preflight import check_run
-
     with pytest.raises(PreflightError, match=r"^the experiment may only run Faultline's own "
                                              r"actions, probes and control: activity 'x' "
                                              r"calls os.system, "):
