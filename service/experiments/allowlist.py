@@ -185,9 +185,10 @@ def _controls_problems(controls: Any, where: str, as_run: bool = False) -> list[
                          f"{CONTROL_MODULE}")
             continue
         for argument in provider.get("arguments") or {}:
-            if argument in SERVICE_ARGUMENTS and not as_run:
-                found.append(f"control {name!r} {where}: {argument!r} is the service's to "
-                             "set, not the experiment's")
+            if argument in SERVICE_ARGUMENTS:
+                if not as_run:
+                    found.append(f"control {name!r} {where}: {argument!r} is the service's "
+                                 "to set, not the experiment's")
             elif argument not in CONTROL_ARGUMENTS:
                 found.append(f"control {name!r} {where}: {CONTROL_MODULE} takes no argument "
                              f"{argument!r}")
