@@ -9,6 +9,7 @@ line (service.cli.group) prints any of them as one line:
      +-- InvalidInput    what was asked makes no sense (an invalid file, field, filter)
      +-- NotFound        what was named does not exist
      +-- Conflict        what exists is not in a state that allows it
+     +-- Forbidden       what was asked needs a role the asker does not have
 """
 
 from __future__ import annotations
@@ -28,3 +29,7 @@ class NotFound(FaultlineError, LookupError):
 
 class Conflict(FaultlineError):
     """What was named exists, but not in a state that allows what was asked."""
+
+
+class Forbidden(FaultlineError):
+    """What was asked needs a stronger role than the asker's; nothing was changed."""

@@ -20,6 +20,7 @@ from clusters.inventory import Cluster, load_cluster
 from clusters.paths import default_cluster, default_inventory
 from loadgen.workload import parse_workload
 
+from .allowlist import CONTROL_MODULE
 from .exceptions import ExperimentError
 from .preflight import (
     check_abort_on,
@@ -30,7 +31,6 @@ from .preflight import (
 )
 from .shape import check_shape
 
-CONTROL_MODULE = "service.control"
 ROLLBACK_ALWAYS = {"runtime": {"rollbacks": {"strategy": "always"}}}
 
 

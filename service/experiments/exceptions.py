@@ -3,7 +3,7 @@ says what their kinds mean)."""
 
 from __future__ import annotations
 
-from service.exceptions import Conflict, FaultlineError, InvalidInput, NotFound
+from service.exceptions import Conflict, FaultlineError, Forbidden, InvalidInput, NotFound
 
 
 class ExperimentsError(FaultlineError):
@@ -40,3 +40,7 @@ class NotAnUpload(ExperimentsError, Conflict):
 
 class CatalogueError(ExperimentsError, NotFound):
     """No experiment or suite of that name in the catalogue."""
+
+
+class GuardOverrideRefused(ExperimentsError, Forbidden):
+    """The experiment overrides the blast-radius guard and the asker is not an admin."""

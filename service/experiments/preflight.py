@@ -1,10 +1,12 @@
 """What is checked before a run starts anything, under `faultline run` and `chaos run` alike.
 
-The workload, the abort conditions, what to do if the baseline does not hold, the load API
-and its credentials (authenticated, nothing written), SSH to every node that runs a service,
-and the arguments of Faultline's own actions (an unknown server, OSD or node), so a bad
-input changes nothing: no run row, no load, no fault. First of all: a fault on a cluster
-whose inventory does not say `chaos: allowed` (clusters.protection) is refused.
+The allow-list of what an experiment may run (service.experiments.allowlist: a file run
+from the command line or by `chaos run` is held to it too), the workload, the abort
+conditions, what to do if the baseline does not hold, the load API and its credentials
+(authenticated, nothing written), SSH to every node that runs a service, and the arguments
+of Faultline's own actions (an unknown server, OSD or node), so a bad input changes
+nothing: no run row, no load, no fault. Right after the allow-list: a fault on a cluster whose inventory does not say
+`chaos: allowed` (clusters.protection) is refused.
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ from loadgen.drivers import driver_for
 from loadgen.workload import Workload, parse_workload
 from service.results.capacity import run_settings
 
-from . import abort_conditions
-from .exceptions import PreflightError
+from . import abort_conditions, allowlist
+from .exceptions import ExperimentError, PreflightError
 from .fault_scope import RESTORES, WATCHES
 
 ACTION_PACKAGE = "actions."
@@ -38,6 +40,10 @@ def check_run(experiment: dict[str, Any], cluster: Cluster,
               arguments: dict[str, Any]
               ) -> tuple[Workload, str, list[abort_conditions.AbortCondition]]:
     """Check everything a run needs; return its workload, load API and abort conditions."""
+    try:  # what the document may run at all, before anything about the cluster
+        allowlist.check(experiment, as_run=True)
+    except ExperimentError as exc:
+        raise PreflightError(str(exc)) from None
     check_protected(experiment, cluster)
     workload = parse_workload(arguments.get("workload"))
     abort_on = check_abort_on(arguments)

@@ -1,9 +1,10 @@
 """Queue a run and cancel one: what the API, the dashboard, the schedules and
 `faultline enqueue` call.
 
-A run is checked before it is queued (experiment, cluster, workload: everything
-that does not need the cluster, which may be busy with another run's fault), so
-bad input queues nothing; its row is committed before its job is deferred, so a
+A run is checked before it is queued (the allow-list of what an experiment may run, the
+experiment, cluster, workload: everything that does not need the cluster, which may be busy
+with another run's fault), so bad input queues nothing; a guard override (allow_unavailable)
+needs an admin, who is recorded on the run; its row is committed before its job is deferred, so a
 worker never picks a job whose run it cannot see.
 """
 
@@ -20,6 +21,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from clusters.paths import default_inventory
 from loadgen.workload import parse_workload
+from service.accounts import audit
+from service.experiments import allowlist
 from service.experiments import documents as experiments
 from service.results.figures import get_run
 from service.store.models import Run
@@ -31,12 +34,13 @@ from .names import RUN_TASK, RUNS_QUEUE, cluster_lock
 def enqueue(sessions: sessionmaker[Session], app: procrastinate.App,
             experiment: dict[str, Any], *, cluster: str | None = None,
             inventory: str | None = None, experiment_path: str | None = None,
-            workload: dict[str, Any] | None = None, requested_by: str | None = None) -> int:
+            workload: dict[str, Any] | None = None, requested_by: str | None = None,
+            role: str | None = None) -> int:
     """Queue one run of an experiment on a cluster; return its run id."""
     with sessions.begin() as session:
         run = queued_run(session, experiment, cluster=cluster, inventory=inventory,
                          experiment_path=experiment_path, workload=workload,
-                         requested_by=requested_by)
+                         requested_by=requested_by, role=role)
         run_id, target = run.id, run.cluster
     with app.open():
         defer(sessions, app, run_id, target)
@@ -46,19 +50,27 @@ def enqueue(sessions: sessionmaker[Session], app: procrastinate.App,
 def queued_run(session: Session, experiment: dict[str, Any], *, cluster: str | None = None,
                inventory: str | None = None, experiment_path: str | None = None,
                workload: dict[str, Any] | None = None, requested_by: str | None = None,
-               schedule_id: int | None = None) -> Run:
-    """Check a run and add its queued row to the session (the caller commits, then defers)."""
+               schedule_id: int | None = None, role: str | None = None) -> Run:
+    """Check a run and add its queued row to the session (the caller commits, then defers).
+    `role` is the requester's: a guard override needs "admin" (GuardOverrideRefused)."""
     if workload:
         experiment = experiments.with_workload(experiment, workload)
+    allowlist.check(experiment)
+    override_by = allowlist.check_guard_overrides(experiment, requested_by, role)
     target = experiments.check_static(experiment, cluster, inventory)
     arguments = experiments.faultline_control(experiment)["provider"]["arguments"]
     run = Run(title=experiment.get("title", "untitled"), experiment_path=experiment_path,
               cluster=target.name, cluster_kind=target.kind, status="queued",
               workload=parse_workload(arguments.get("workload")).as_dict(),
               experiment=experiment, inventory=str(Path(inventory or default_inventory())),
-              requested_by=requested_by, queued_at=datetime.now(UTC), schedule_id=schedule_id)
+              requested_by=requested_by, guard_override_by=override_by,
+              queued_at=datetime.now(UTC), schedule_id=schedule_id)
     session.add(run)
     session.flush()
+    if override_by:  # in the run's own transaction: no override without its record
+        audit.record(session, override_by, "guard.override", f"run {run.id}",
+                     {"overrides": allowlist.guard_overrides(experiment),
+                      "cluster": run.cluster, "experiment": run.title})
     return run
 
 

@@ -10,6 +10,7 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from service.store.models import Run
+from service.store.scrub import scrub_json
 
 from .exceptions import JournalNotRecorded, RunQueryError
 from .figures import get_run
@@ -149,7 +150,7 @@ def journal(sessions: sessionmaker[Session], run_id: int) -> dict[str, Any]:
         run = get_run(session, run_id)
         if run.journal is None:
             raise JournalNotRecorded(f"run {run_id} has no journal yet (it is {run.status})")
-        return run.journal
+        return scrub_json(run.journal)  # also a journal stored before it was scrubbed
 
 
 def waiting_for(sessions: sessionmaker[Session], run_id: int) -> list[int]:

@@ -279,6 +279,8 @@ def report_dict(run: Run) -> dict[str, Any]:
         "trial_group": run.trial_group, "trial_index": run.trial_index, "trials": run.trials,
         # the release the inventory gave the cluster when it ran (None: it gave none)
         "release": figures.pop("cluster_release", None),
+        # the admin who let the run override the blast-radius guard (allow_unavailable)
+        "guard_override_by": run.guard_override_by,
     }
     for key in FIGURE_KEYS:
         out[key] = figures.get(key)
@@ -396,6 +398,9 @@ def format_report(data: dict[str, Any]) -> str:
         lines += [f"  {k}: n/a because {v}" for k, v in data["reasons"].items()]
     if data.get("error"):
         lines += ["", f"  error: {data['error']}"]
+    if data.get("guard_override_by"):
+        lines += ["", f"  guard: the blast-radius guard was overridden by "
+                      f"{data['guard_override_by']}"]
     if data.get("fault_detail"):
         lines += [""] + [f"  fault: {line}" for line in data["fault_detail"]]
     if data.get("heals"):

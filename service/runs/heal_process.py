@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import sys
 from typing import Any
 
@@ -25,6 +24,7 @@ from service.jobs.cluster_lock import ClusterLock
 from service.store import db
 
 from . import heal
+from .environment import process_environment
 from .exceptions import HealFailed
 
 CLUSTER_WAIT_S = 6 * 3600  # as long as a queued run waits for a command-line run
@@ -34,7 +34,7 @@ async def heal_in_process(url: str, cluster: str, inventory: str | None) -> list
     """Run the heal in its own process; return its results, or HealFailed saying why not."""
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "service.runs.heal_process", cluster, inventory or "",
-        env={**os.environ, "DATABASE_URL": url}, stdout=asyncio.subprocess.PIPE,
+        env=process_environment(url), stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE, start_new_session=True)  # a worker's Ctrl-C waits
     out, err = await process.communicate()
     if process.returncode not in (0, 1):

@@ -4,7 +4,9 @@ A worker starts one of these per run, so every experiment has a process of its
 own: chaoslib and the control keep per-process state, SIGUSR1 interrupts it
 the way Chaos Toolkit documents (rollbacks still run), and a run survives the
 worker that started it. The run's row holds everything it needs: the
-experiment document, the cluster and the inventory.
+experiment document, the cluster and the inventory. The document is checked against the
+allow-list (service.experiments.allowlist) before anything else: a row rewritten in the
+database ends `invalid` with the reason, and nothing of it runs.
 """
 
 from __future__ import annotations
@@ -13,10 +15,13 @@ import logging
 import os
 import sys
 
+from service.experiments import allowlist
 from service.experiments import documents as experiments
+from service.experiments.exceptions import ExperimentError
 from service.store import db
 from service.store.models import Run
 from service.store.recording import fail_queued
+from service.store.scrub import scrub_logs
 
 from . import heal, reaper
 
@@ -32,7 +37,12 @@ def run_queued(run_id: int) -> str:
         if run is None or run.status != "queued" or run.experiment is None:
             return run.status if run is not None else "missing"
         experiment, cluster, inventory = run.experiment, run.cluster, run.inventory
-        path = run.experiment_path
+        path, override_by = run.experiment_path, run.guard_override_by
+    try:  # the row may have been rewritten since it was queued: check it again, first
+        allowlist.check_stored(experiment, override_by)
+    except ExperimentError as exc:
+        fail_queued(sessions, run_id, f"refused, nothing was run: {exc}", status="invalid")
+        return "invalid"
     os.environ.setdefault("FAULTLINE_CLUSTER_WAIT_S", str(CLUSTER_WAIT_S))
     # as `faultline run` does: close the runs that died, undo what they left on this cluster
     reaper.interrupt_dead_runs(sessions, "a worker's run, before it started")
@@ -60,8 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 1 or not args[0].isdigit():
         print("usage: python -m service.runs.runner RUN_ID", file=sys.stderr)
         return 2
-    logging.basicConfig(level=logging.INFO, format="[%(asctime)s %(levelname)s] %(message)s",
-                        datefmt="%H:%M:%S")
+    scrub_logs()  # the run's log is shown to whoever reads the worker's files
     status = run_queued(int(args[0]))
     return 0 if status in ("completed", "deviated") else 1
 

@@ -10,7 +10,6 @@ written on the run's row here.
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import sys
 import time
@@ -26,6 +25,7 @@ from service.store import db
 from service.store.models import Event, Run
 
 from . import reaper
+from .environment import process_environment
 
 
 def log_path(run_id: int) -> Path:
@@ -42,7 +42,7 @@ async def supervise(run_id: int, url: str, should_abort: Callable[[], bool],
         # its own session: a Ctrl-C meant for the worker must not hit the run mid-fault
         process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "service.runs.runner", str(run_id),
-            env={**os.environ, "DATABASE_URL": url}, stdout=log, stderr=log,
+            env=process_environment(url), stdout=log, stderr=log,
             start_new_session=True)
     interrupted = False
     while not interrupted:

@@ -60,6 +60,8 @@ class Run(Base):
     inventory: Mapped[str | None] = mapped_column(Text)
     job_id: Mapped[int | None] = mapped_column(BigInteger)
     requested_by: Mapped[str | None] = mapped_column(String(200))
+    # the admin who let it override the blast-radius guard (allow_unavailable), if it does
+    guard_override_by: Mapped[str | None] = mapped_column(String(200))
     queued_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # a scheduled run: its series is (schedule, cluster, experiment file)
     schedule_id: Mapped[int | None] = mapped_column(

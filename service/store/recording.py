@@ -17,6 +17,7 @@ from loadgen.samples import Sample, merge_histograms
 
 from .exceptions import RunNotQueued
 from .models import ClusterSample, Event, LedgerEntry, LoadSample, Run
+from .scrub import scrub, scrub_json
 
 
 class RunRecorder:
@@ -104,6 +105,12 @@ class RunRecorder:
                 session.execute(insert(LedgerEntry), rows[i:i + 5000])
 
     def finish(self, status: str, **values: Any) -> None:
+        """End the run; its journal and error are stored scrubbed of secrets (an experiment's
+        output is every viewer's to read)."""
+        if values.get("journal") is not None:
+            values["journal"] = scrub_json(values["journal"])
+        if values.get("error"):
+            values["error"] = scrub(values["error"])
         self.update(status=status, ended_at=datetime.now(UTC), **values)
 
 
@@ -132,11 +139,13 @@ def load_ledger(session: Session, run_id: int) -> list[Entry]:
     return [Entry(c, n, s) for c, n, s in rows]
 
 
-def fail_queued(sessions: sessionmaker[Session], run_id: int, message: str) -> bool:
-    """A queued run that could not start: failed, with the reason. False if it had moved on."""
+def fail_queued(sessions: sessionmaker[Session], run_id: int, message: str,
+                status: str = "failed") -> bool:
+    """A queued run that could not start: failed (or `status`, e.g. invalid), with the
+    reason. False if it had moved on."""
     with sessions.begin() as session:
         done = session.execute(update(Run).where(Run.id == run_id, Run.status == "queued")
-                               .values(status="failed", error=message,
+                               .values(status=status, error=scrub(message),
                                        ended_at=datetime.now(UTC)))
         return done.rowcount == 1
 

@@ -17,7 +17,7 @@ from .exceptions import InsecureSecretFile
 
 # relative to FAULTLINE_HOME: Faultline's own secrets, then the labs' keys and credentials
 SECRET_GLOBS = (
-    "secret_key", "alert-token", "demo-password", "pg-password",
+    "secret_key", "alert-token", "demo-password", "pg-password", "pgpass/*",
     "monitoring/config/secrets/*",
     "lab/ssh/id_*",
     "lab/*/sshd/*/ssh_host_*_key",

@@ -88,7 +88,8 @@ def trigger(name: str):
         with queue_app() as queue:
             run_id = enqueue(sessions(), queue, document, cluster=cluster,
                              inventory=inventory(), experiment_path=entry.path,
-                             workload=workload, requested_by=current_user.name)
+                             workload=workload, requested_by=current_user.name,
+                             role=current_user.role)
     except REQUEST_ERRORS as exc:
         return _form(entry, targets, values, str(exc), inventory_error), form_status(exc)
     note("run.queue", f"run {run_id}", {"experiment": entry.name, "cluster": cluster,

@@ -11,9 +11,10 @@ error its HTTP status (the API's JSON errors, the dashboard's forms).
 
 The services raise their own errors, each of a kind (service.exceptions): 400 for what a
 request got wrong (an invalid experiment, workload, cron, suite; an unknown cluster named in
-a body), 403 for a fault on a protected cluster (`chaos: protected`), 404 for what the path
-names and does not exist, 409 for a state conflict (a duplicate name, nothing to cancel,
-deleting a file experiment). A missing thing named in a
+a body), 403 for a fault on a protected cluster (`chaos: protected`) and for what needs a
+stronger role (a guard override from an operator), 404 for what the path names and does not
+exist, 409 for a state conflict (a duplicate name, nothing to cancel, deleting a file
+experiment). A missing thing named in a
 body is a 400: API views wrap such lookups in `named_in_body` (service.web.api.errors).
 
 Errors of a JSON request come back as JSON: `{"error": "run 42 does not exist"}` with the
@@ -30,7 +31,7 @@ from werkzeug.routing import IntegerConverter
 
 from clusters.exceptions import ClusterError, InventoryError, ProtectedCluster, UnknownCluster
 from loadgen.exceptions import LoadError
-from service.exceptions import Conflict, FaultlineError, InvalidInput, NotFound
+from service.exceptions import Conflict, FaultlineError, Forbidden, InvalidInput, NotFound
 from service.store.models import PG_INT_MAX
 
 from .access import wants_json
@@ -74,6 +75,7 @@ STATUS: tuple[tuple[type[BaseException], int], ...] = (
     (ClusterError, 400),
     (LoadError, 400),  # WorkloadError: a workload out of range
     (ChaosException, 400),  # chaoslib found the experiment invalid
+    (Forbidden, 403),  # a guard override from someone not an admin
     (NotFound, 404),
     (Conflict, 409),  # before InvalidInput: a duplicate schedule's name is both
     (InvalidInput, 400),

@@ -37,6 +37,7 @@ from service.results.history import (
 from service.results.report import FIGURE_KEYS, report_dict
 from service.results.series import ACTIVE, MARKED, run_series, run_timeline
 from service.runs.reaper import interrupt_dead_runs
+from service.store.scrub import scrub_json
 
 from .audit import note
 from .context import queue_app, sessions
@@ -70,7 +71,7 @@ def show(run_id: int):
         extra = {"experiment_path": run.experiment_path, "requested_by": run.requested_by,
                  "queued_at": run.queued_at.isoformat() if run.queued_at else None,
                  "schedule_id": run.schedule_id, "verdict": run.verdict,
-                 "journal": json.dumps(run.journal, indent=2, sort_keys=True)
+                 "journal": json.dumps(scrub_json(run.journal), indent=2, sort_keys=True)
                  if run.journal is not None else None}
         timeline = run_timeline(session, run)  # the charts load their points themselves
     return render_template("run.html", run=data, extra=extra, events=timeline["events"],

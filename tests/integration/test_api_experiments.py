@@ -118,8 +118,8 @@ BAD_UPLOADS = [
     ({"name": "x", "experiment": _changed(method=[{
         "type": "action", "name": "missing", "provider": {
             "type": "python", "module": "actions.nothing", "func": "f"}}])},
-     "not a valid experiment: could not find Python module 'actions.nothing' in activity "
-     "'missing'"),
+     "the experiment may only run Faultline's own actions, probes and control: activity "
+     "'missing' calls actions.nothing.f, which is not one of Faultline's actions or probes"),
     ({"name": "x", "experiment": _changed(controls=None)},
      "the experiment declares no service.control control, so Faultline would record nothing"),
     ({"name": "x", "experiment": _changed(controls=[{
@@ -127,11 +127,12 @@ BAD_UPLOADS = [
                                           "arguments": {"workload": {"rate": 0}}}}])},
      "invalid workload: rate must be > 0, not 0"),
     ({"name": "x", "experiment": _changed(method=KILL_OSD["method"] + [OS_CALL])},
-     "an uploaded experiment may only call python activities under actions. or probes. and "
-     "no control but service.control: activity 'pid' calls module os"),
+     "the experiment may only run Faultline's own actions, probes and control: activity "
+     "'pid' calls os.getpid, which is not one of Faultline's actions or probes"),
     ({"name": "x", "experiment": _changed(rollbacks=[NOT_FAULTLINE])},
-     "an uploaded experiment may only call python activities under actions. or probes. and "
-     "no control but service.control: activity 'shell' calls a process provider"),
+     "the experiment may only run Faultline's own actions, probes and control: activity "
+     "'shell' runs a process provider: only python functions of Faultline's actions and "
+     "probes may run"),
 ]
 
 

@@ -43,10 +43,9 @@ def _uploads(sessions) -> int:
         return session.execute(select(func.count(UploadedExperiment.id))).scalar_one()
 
 
-def _refusal(argument: str, function: str) -> str:
-    # chaoslib names the activity by its function here
-    return (f"not a valid experiment: argument '{argument}' is not part of the function "
-            f"signature in activity '{function}'")
+def _refusal(argument: str, provider: dict) -> str:
+    # the allow-list names the function and the argument it does not take
+    return (f"{provider['module']}.{provider['func']} takes no argument '{argument}'")
 
 
 # (experiment, step, the "what" it is told, the argument named in the refusal)
@@ -88,9 +87,10 @@ def test_an_upload_whose_restore_is_told_what_to_undo_is_refused_and_not_stored(
     response = operator.post("/api/v1/experiments", json={"name": name,
                                                           "experiment": document})
 
-    function = next(a["provider"]["func"] for a in document["method"] if a["name"] == step)
-    assert (response.status_code, response.json) == (400, {"error": _refusal(argument,
-                                                                               function)})
+    provider = next(a["provider"] for a in document["method"] if a["name"] == step)
+    assert response.status_code == 400, response.json
+    assert response.json["error"].startswith("the experiment may only run Faultline's own ")
+    assert f"activity '{step}': {_refusal(argument, provider)}" in response.json["error"]
     assert _uploads(sessions) == before
     assert operator.get(f"/api/v1/experiments/{name}").status_code == 404
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from catalogue import wait_for
+from short_runs import pause
 from sqlalchemy import select, update
 
 from service.schedules import services as schedules
@@ -33,8 +34,7 @@ def _short_experiment(tmp_path: Path) -> str:
     arguments["workload"].update(rate=10, ramp_s=1, baseline_s=2, objects_per_container=10)
     arguments.update(tail_s=1, fault=None, restore=None)
     document.pop("steady-state-hypothesis")
-    document["method"] = [{"type": "probe", "name": "hold", "pauses": {"after": 2},
-                           "provider": {"type": "python", "module": "os", "func": "getpid"}}]
+    document["method"] = [pause(2)]
     document["rollbacks"] = []
     path = tmp_path / "scheduled-hold.json"
     path.write_text(json.dumps(document))

@@ -29,6 +29,10 @@ def user_name() -> str | None:
     return getattr(current_user, "name", None)
 
 
+def user_role() -> str | None:
+    return getattr(current_user, "role", None)
+
+
 def init_app(app: Flask) -> None:
     app.config.setdefault("INVENTORY", None)
     app.config.setdefault("EXPERIMENTS_DIR", None)

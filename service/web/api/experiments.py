@@ -8,7 +8,7 @@ from service.experiments import store as catalogue
 from service.web.audit import note
 
 from .blueprint import bp
-from .context import experiments_dir, sessions, user_name
+from .context import experiments_dir, sessions, user_name, user_role
 from .params import fields, json_body
 
 
@@ -27,7 +27,7 @@ def get_experiment(name: str):
 def upload_experiment():
     body = fields(json_body(), required={"name": str, "experiment": dict})
     entry = catalogue.upload(sessions(), experiments_dir(), body["name"], body["experiment"],
-                             uploaded_by=user_name())
+                             uploaded_by=user_name(), role=user_role())
     note("experiment.upload", f"experiment {entry.name}")
     url = url_for("api.get_experiment", name=entry.name)
     return {**entry.as_dict(), "url": url}, 201, {"Location": url}

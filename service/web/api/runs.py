@@ -16,7 +16,7 @@ from service.runs.reaper import interrupt_dead_runs
 from service.web.audit import note
 
 from .blueprint import bp
-from .context import experiments_dir, inventory, queue_app, sessions, user_name
+from .context import experiments_dir, inventory, queue_app, sessions, user_name, user_role
 from .errors import named_in_body
 from .params import check_query, fields, json_body, query_choice, query_int, query_str
 
@@ -46,7 +46,8 @@ def create_run():
     with queue_app() as app:
         run_id = run_queue.enqueue(sessions(), app, document, cluster=body["cluster"],
                                    inventory=inventory(), experiment_path=entry.path,
-                                   workload=body.get("workload"), requested_by=user_name())
+                                   workload=body.get("workload"), requested_by=user_name(),
+                                   role=user_role())
     note("run.queue", f"run {run_id}", {"experiment": body["experiment"],
                                         "cluster": body["cluster"],
                                         "workload": body.get("workload")})
