@@ -15,12 +15,13 @@ token.create/revoke, login.lock; others add their own (a guard override) with `r
 from __future__ import annotations
 
 import getpass
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
+
+from service.store.paging import Page
 
 from .exceptions import InvalidAuditQuery
 from .models import AuditEvent
@@ -48,20 +49,10 @@ def record(session: Session, actor: str, action: str, subject: str,
     return event
 
 
-@dataclass(frozen=True)
-class EventPage:
-    items: list[dict[str, Any]]
-    page: int
-    per_page: int
-    total: int
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"items": self.items, "page": self.page, "per_page": self.per_page,
-                "total": self.total}
 
 
 def events(session: Session, actor: str | None = None, action: str | None = None,
-           since: datetime | None = None, page: int = 1, per_page: int = 50) -> EventPage:
+           since: datetime | None = None, page: int = 1, per_page: int = 50) -> Page:
     """Newest first; `actor` and `action` match exactly; `since` keeps events at or after it.
     `page` counts from 1; a page past the last is empty (with the total)."""
     if page < 1:
@@ -80,7 +71,7 @@ def events(session: Session, actor: str | None = None, action: str | None = None
     total = session.execute(select(func.count()).select_from(query.subquery())).scalar_one()
     rows = session.execute(query.order_by(AuditEvent.at.desc(), AuditEvent.id.desc())
                            .offset((page - 1) * per_page).limit(per_page)).scalars()
-    return EventPage([as_dict(e) for e in rows], page, per_page, total)
+    return Page([as_dict(e) for e in rows], page, per_page, total)
 
 
 def parse_since(text: str) -> datetime:

@@ -5,8 +5,8 @@ from the command line or by `chaos run` is held to it too), the workload, the ab
 conditions, what to do if the baseline does not hold, the load API and its credentials
 (authenticated, nothing written), SSH to every node that runs a service, and the arguments
 of Faultline's own actions (an unknown server, OSD or node), so a bad input changes
-nothing: no run row, no load, no fault. Right after the allow-list: a fault on a cluster whose inventory does not say
-`chaos: allowed` (clusters.protection) is refused.
+nothing: no run row, no load, no fault. Right after the allow-list: a fault on a cluster
+whose inventory does not say `chaos: allowed` (clusters.protection) is refused.
 """
 
 from __future__ import annotations

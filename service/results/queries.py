@@ -10,6 +10,7 @@ from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from service.store.models import Run
+from service.store.paging import Page
 from service.store.scrub import scrub_json
 
 from .exceptions import JournalNotRecorded, RunQueryError
@@ -40,16 +41,6 @@ class RunFilter:
             raise RunQueryError(f"unknown kind {self.kind!r} (known: {', '.join(KINDS)})")
 
 
-@dataclass(frozen=True)
-class Page:
-    items: list[dict[str, Any]]
-    page: int
-    per_page: int
-    total: int
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"items": self.items, "page": self.page, "per_page": self.per_page,
-                "total": self.total}
 
 
 def list_runs(sessions: sessionmaker[Session], where: RunFilter, page: int = 1,
