@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -154,23 +155,37 @@ START_OSD = {"type": "action", "name": "start-osd", "provider": {
     "arguments": {"osd_id": 1}}}
 
 
-def _bring_back_by_hand(cluster: Cluster) -> dict:
-    """An operator who unmasks and starts the OSD in the middle of the fault."""
+def _bring_back_by_hand(cluster: Cluster, timeout_s: float = 300) -> threading.Thread:
+    """An operator who unmasks and starts the OSD in the middle of the fault: from this test,
+    since the allow-list keeps a `process` step out of the experiment itself."""
     node, ssh = cluster.node("node2"), cluster.node("node2").ssh
-    return {"type": "action", "name": "operator-starts-osd", "provider": {
-        "type": "process", "path": "ssh", "arguments": [
-            "-i", ssh.key_file, "-o", f"UserKnownHostsFile={ssh.known_hosts}",
-            "-o", "BatchMode=yes", f"root@{node.address}",
-            "systemctl unmask --runtime ceph-osd@1 && systemctl start ceph-osd@1"]}}
+    command = ["ssh", "-i", ssh.key_file, "-o", f"UserKnownHostsFile={ssh.known_hosts}",
+               "-o", "BatchMode=yes", f"root@{node.address}",
+               "systemctl unmask --runtime ceph-osd@1 && systemctl start ceph-osd@1"]
+
+    def operator() -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            state = _unit(cluster, "osd.1")
+            if state.load_state == "masked" and not state.running:  # the fault is in place
+                subprocess.run(command, capture_output=True, timeout=60, check=True)
+                return
+            time.sleep(0.5)
+
+    thread = threading.Thread(target=operator, daemon=True)
+    thread.start()
+    return thread
 
 
 def test_a_run_whose_down_osd_came_back_is_invalid_not_successful(reef_cluster, env,
                                                                   tmp_path):
     path = tmp_path / "down-undone.json"
+    held = {**_kill("down"), "pauses": {"after": 20}}  # time for the operator to step in
     path.write_text(json.dumps(short_experiment(
-        "down, undone by an operator", [_kill("down"), _bring_back_by_hand(reef_cluster),
-                                        START_OSD], [START_OSD], restore="start-osd")))
+        "down, undone by an operator", [held, START_OSD], [START_OSD], restore="start-osd")))
+    operator = _bring_back_by_hand(reef_cluster)
     done, run = _run(path, env)
+    operator.join(timeout=60)
     assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
     assert run.status == "invalid"
     assert run.error.startswith("the fault's intent was not kept: osd.1 was brought back "
