@@ -97,8 +97,8 @@ def check_blast_radius(cluster: Cluster, what: str, allow_unavailable: bool,
                        swift_keys: Iterable[str] = ()) -> dict:
     """Refuse (ActivityFailed with the reasoning) a fault that would leave data unavailable
     or unsafe, unless allow_unavailable; return the verdict. Faults already injected count
-    as down (faults stack)."""
-    refuse_if_protected(cluster, what)
+    as down (faults stack). Not the protection gate: restores ask the guard too, and a
+    protected cluster's faults are refused by fault_action and ledger_before."""
     try:
         taking_osds, taking_keys = taken_down(cluster, nodes, osds, swift_keys)
         down_osds, down_keys = already_faulted(cluster)

@@ -14,6 +14,11 @@ from pathlib import Path
 from .exceptions import InsecureSecretFile
 
 
+def open_to_others(path: str | Path) -> bool:
+    """Readable or writable by the file's group or by anyone else."""
+    return bool(stat.S_IMODE(Path(path).stat().st_mode) & 0o077)
+
+
 def check_private(path: str | Path, what: str) -> None:
     """InsecureSecretFile naming `what` (e.g. "SSH key file of node node1"), the file and its
     mode when others can read or change it, or it belongs to another user."""
@@ -24,7 +29,7 @@ def check_private(path: str | Path, what: str) -> None:
         raise InsecureSecretFile(f"cannot read the {what} {path}: "
                                  f"{exc.strerror or exc}") from None
     mode = stat.S_IMODE(info.st_mode)
-    if mode & 0o077:
+    if open_to_others(path):
         raise InsecureSecretFile(
             f"refusing the {what} {path}: other users can read or change it (mode "
             f"{mode:04o}); make it private with `chmod 600 {path}`")

@@ -22,11 +22,11 @@ from sqlalchemy.exc import ArgumentError
 from clusters.paths import state_dir
 
 from .passfile import passwords
+from .secret_files import OWN_SECRETS
 
 HIDDEN = "***"
 SECRET_NAME = re.compile(r"PASSWORD|SECRET|TOKEN|KEY", re.I)
 URL_PASSWORD = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^\s:/@]*:)([^\s@/]+)(?=@)", re.I)
-SECRET_FILES = ("secret_key", "alert-token", "pg-password", "demo-password")
 SHORTEST = 6  # a shorter value ("1", "yes") would blank words that are no secret
 
 
@@ -39,7 +39,7 @@ def known_secrets(environ: Mapping[str, str] | None = None) -> frozenset[str]:
     except ArgumentError:
         pass
     found.update(passwords(environ.get("PGPASSFILE")))
-    for name in SECRET_FILES:
+    for name in OWN_SECRETS:
         try:
             found.add((state_dir() / name).read_text().strip())
         except (OSError, UnicodeDecodeError):

@@ -12,12 +12,15 @@ import stat
 from pathlib import Path
 
 from clusters.paths import state_dir
+from clusters.private_files import open_to_others
 
 from .exceptions import InsecureSecretFile
 
 # relative to FAULTLINE_HOME: Faultline's own secrets, then the labs' keys and credentials
+# Faultline's own secrets, each one value (the scrubber hides them in what is shown)
+OWN_SECRETS = ("secret_key", "alert-token", "demo-password", "pg-password")
 SECRET_GLOBS = (
-    "secret_key", "alert-token", "demo-password", "pg-password", "pgpass/*",
+    *OWN_SECRETS, "pgpass/*",
     "monitoring/config/secrets/*",
     "lab/ssh/id_*",
     "lab/*/sshd/*/ssh_host_*_key",
@@ -31,11 +34,6 @@ def secret_files(home: Path | None = None) -> list[Path]:
     found = {p for pattern in SECRET_GLOBS for p in home.glob(pattern)
              if p.is_file() and not p.name.endswith(".pub")}
     return sorted(found)
-
-
-def open_to_others(path: Path) -> bool:
-    """Readable or writable by the file's group or by anyone else."""
-    return bool(stat.S_IMODE(path.stat().st_mode) & 0o077)
 
 
 def check(home: Path | None = None) -> None:
