@@ -33,8 +33,15 @@ class Scratch:
         self.names: list[str] = []
 
     def _request(self, method: str, path: str, headers: dict, body: bytes | None = None):
-        self.conn.request(method, path, body=body, headers=headers)
-        response = self.conn.getresponse()
+        try:
+            self.conn.request(method, path, body=body, headers=headers)
+            response = self.conn.getresponse()
+        except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
+            # the proxy closes a keep-alive connection left idle while the test waited for
+            # replication; PUT and DELETE are idempotent, so the request is sent again
+            self.conn.close()
+            self.conn.request(method, path, body=body, headers=headers)
+            response = self.conn.getresponse()
         response.read()
         return response.status, {k.lower(): v for k, v in response.getheaders()}
 
