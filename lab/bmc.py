@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import procs
-from .ceph_layout import LabError
+from .exceptions import LabError
 
 PROGRAM = "ipmi_sim"
 USER = "admin"

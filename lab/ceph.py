@@ -46,11 +46,11 @@ from .ceph_layout import (
     PROMETHEUS_URL,
     RGW_DAEMON,
     CephLab,
-    LabError,
     lab_at,
     program_of,
     write_conf,
 )
+from .exceptions import LabError
 
 log = logging.getLogger(__name__)
 

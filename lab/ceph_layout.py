@@ -95,10 +95,6 @@ def osd_section(osd: int, node: netns.LabNode) -> str:
             f"public_addr = {node.address}\ncluster_addr = {node.address}\n")
 
 
-class LabError(RuntimeError):
-    """The lab could not be brought up or down; the message says what was waited for."""
-
-
 @dataclass(frozen=True)
 class CephLab(LabHome):
     """Where everything of one Ceph lab lives, and how its parts are named."""

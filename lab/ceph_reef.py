@@ -55,7 +55,7 @@ from . import (
     teardown,
     zones,
 )
-from .ceph_layout import HEALTH_TIMEOUT, MGR_ID, MON_ID, OSD_COUNT, POOL, LabError
+from .ceph_layout import HEALTH_TIMEOUT, MGR_ID, MON_ID, OSD_COUNT, POOL
 from .ceph_reef_layout import (
     BMC_BASE_PORT,
     CEPH_UID,
@@ -70,6 +70,7 @@ from .ceph_reef_layout import (
     conf_text,
     lab_at,
 )
+from .exceptions import LabError
 
 log = logging.getLogger(__name__)
 

@@ -15,9 +15,9 @@ from .ceph_layout import (
     MON_ID,
     OSD_COUNT,
     OSD_TUNING,
-    LabError,
     osd_section,
 )
+from .exceptions import LabError
 from .lab_home import LabHome
 
 CLUSTER_NAME = "lab-ceph-reef"

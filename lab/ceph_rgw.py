@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from . import swift_api
-from .ceph_layout import RGW_TIMEOUT, RGW_URL, CephLab, LabError
+from .ceph_layout import RGW_TIMEOUT, RGW_URL, CephLab
+from .exceptions import LabError
 
 USER = "faultline"
 SUBUSER = f"{USER}:swift"

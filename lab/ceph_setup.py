@@ -25,8 +25,8 @@ from .ceph_layout import (
     RGW_POOL_PGS,
     RGW_POOLS,
     CephLab,
-    LabError,
 )
+from .exceptions import LabError
 
 
 def admin(lab: CephLab, timeout: float = 30.0) -> CephAdmin:

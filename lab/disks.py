@@ -14,11 +14,10 @@ import os
 import subprocess
 from pathlib import Path
 
+from .exceptions import DiskError
+
 DEFAULT_IMAGE_SIZE = 6 * 1024**3
 
-
-class DiskError(RuntimeError):
-    """A lab disk could not be mounted or unmounted."""
 
 
 def _run(*argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:

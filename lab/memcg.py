@@ -28,7 +28,7 @@ from pathlib import Path
 from clusters.inventory import Node
 from clusters.memory_hog import HOG_CGROUP, LAB_ROOT, MEMORY, stop_command
 
-from .ceph_layout import LabError
+from .exceptions import LabError
 from .netns import LabNode
 
 ROOT = Path(LAB_ROOT)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import disks, procs
+from .exceptions import NodeError
 from .netns import NETNS_DIR
 
 NSPAWN = "systemd-nspawn"
@@ -33,9 +34,6 @@ CGROUP_ROOTS = (Path("/sys/fs/cgroup/systemd"), Path("/sys/fs/cgroup/unified"))
 BOOT_TIMEOUT = 60.0
 STOP_TIMEOUT = 20.0
 
-
-class NodeError(RuntimeError):
-    """A node container did not boot or did not stop; the message says what was seen."""
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-
-class DaemonError(RuntimeError):
-    """A daemon did not start (its launcher failed or it never wrote its pid file)."""
+from .exceptions import DaemonError
 
 
 def no_core_dumps() -> None:

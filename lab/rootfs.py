@@ -25,6 +25,8 @@ from pathlib import Path
 
 from clusters.paths import state_dir
 
+from .exceptions import RootfsError
+
 log = logging.getLogger(__name__)
 
 SUITE = "trixie"
@@ -39,9 +41,6 @@ SOURCES = Path("/etc/apt/sources.list.d")
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 BUILD_TIMEOUT = 1200
 
-
-class RootfsError(RuntimeError):
-    """The root filesystem could not be built; the message names the step and its log."""
 
 
 def key(packages: tuple[str, ...] = PACKAGES) -> str:

@@ -37,7 +37,7 @@ from . import (
     swift_rings,
     teardown,
 )
-from .ceph_layout import LabError
+from .exceptions import LabError
 from .swift_layout import (
     AUTH_USER,
     CLUSTER_NAME,

@@ -14,17 +14,10 @@ import uuid
 
 from clusters.http import request
 
-from .ceph_layout import LabError
+from .exceptions import LabError, SwiftCallFailed
 
 SMOKE_CONTAINER = "faultline-lab-smoke"  # RGW refuses names shorter than 3 characters
 
-
-class SwiftCallFailed(RuntimeError):
-    """One Swift API call got an unexpected answer; `retryable` if waiting may help."""
-
-    def __init__(self, message: str, retryable: bool):
-        super().__init__(message)
-        self.retryable = retryable
 
 
 def call(method: str, url: str, headers: dict[str, str], body: bytes | None = None,

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from . import zones
-from .ceph_layout import LabError
+from .exceptions import LabError
 from .swift_layout import (
     DB_PART_POWER,
     PART_POWER,

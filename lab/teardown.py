@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from . import disks, netns, procs
-from .ceph_layout import LabError
+from .exceptions import LabError
 
 
 def release_disks(home: Path) -> None:

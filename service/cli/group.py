@@ -10,9 +10,7 @@ import click
 from sqlalchemy.exc import OperationalError
 
 from clusters.exceptions import ClusterError
-from lab.ceph_layout import LabError
-from lab.disks import DiskError
-from lab.procs import DaemonError
+from lab.exceptions import LabError
 from loadgen.exceptions import LoadError
 from service.exceptions import FaultlineError
 from service.runs.reaper import interrupt_dead_runs
@@ -20,7 +18,7 @@ from service.store import db, secret_files
 
 USER_ERRORS = (ClusterError, LoadError, FaultlineError)
 # Errors of the machine or the lab: one clear line too, never a traceback.
-SETUP_ERRORS = (LabError, DaemonError, DiskError, PermissionError,
+SETUP_ERRORS = (LabError, PermissionError,
                 subprocess.CalledProcessError, subprocess.TimeoutExpired)
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from lab.ceph_layout import LabError
 from lab.ceph_rgw import user_keys
+from lab.exceptions import LabError
 
 
 def _info(s3_pairs: list[tuple[str, str]], swift: list[str]) -> dict:
