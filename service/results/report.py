@@ -8,6 +8,7 @@ from service.store.models import Run
 
 from .capacity_change import capacity_lines
 from .corruption import corruption_figures, corruption_lines
+from .formatting import label_of
 from .heals import heal_lines, heals
 from .silenced import silenced_note
 
@@ -19,6 +20,13 @@ FIGURE_KEYS = (
     "data_at_risk_s",
     "lost_objects", "corrupt_objects",
 )
+
+
+
+def figure_labels() -> dict[str, str]:
+    """Each figure's label by its key: the JSON keeps the keys and carries these beside them."""
+    return {key: label_of(key) for key in FIGURE_KEYS}
+
 
 NOTES = {
     "ceph": ("Ceph marks a down OSD out after mon_osd_down_out_interval and re-replicates "
@@ -285,6 +293,7 @@ def report_dict(run: Run) -> dict[str, Any]:
     for key in FIGURE_KEYS:
         out[key] = figures.get(key)
     out["reasons"] = {k: v for k, v in reasons.items() if out.get(k) is None}
+    out["labels"] = figure_labels()
     out["verify"] = run.verify
     out["note"] = NOTES.get(run.cluster_kind)
     out["fault_note"] = fault_note(run.cluster_kind, *_activities(run))
@@ -395,7 +404,7 @@ def format_report(data: dict[str, Any]) -> str:
         lines += [""] + [f"  scale: {line}" for line in scale_lines(data)]
     if data["reasons"]:
         lines.append("")
-        lines += [f"  {k}: n/a because {v}" for k, v in data["reasons"].items()]
+        lines += [f"  {label_of(k)}: n/a because {v}" for k, v in data["reasons"].items()]
     if data.get("error"):
         lines += ["", f"  error: {data['error']}"]
     if data.get("guard_override_by"):

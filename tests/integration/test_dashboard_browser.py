@@ -136,7 +136,7 @@ def test_the_dashboard_draws_runs_live_and_recorded_comparisons_schedules_and_cl
             assert {"fault", "restored"} <= set(chart["marks"]), chart
         for canvas in ("throughput", "latency", "cluster"):
             assert painted_pixels(page, canvas) > 1000, canvas
-        assert "+0.00 s\tfault_injected" in page.inner_text("#timeline")
+        assert "+0.00 s\tfault injected" in page.inner_text("#timeline")
         page.screenshot(path=str(ARTIFACTS / "run-page.png"), full_page=True)
 
         # the comparison, overlaid on the fault
