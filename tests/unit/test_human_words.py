@@ -120,3 +120,16 @@ def test_the_report_json_keeps_the_keys_and_adds_their_labels():
     assert data["time_to_detect_s"] == 1.5
     assert data["labels"]["time_to_detect_s"] == "time to detect"
     assert set(data["labels"]) == set(FIGURE_KEYS)
+
+
+def test_the_report_text_writes_errors_by_class_and_operation_in_words_not_as_a_dict():
+    run = Run(id=7, title="t", cluster="lab-ceph", cluster_kind="ceph", status="completed",
+              workload=dict(WORKLOAD), figures={"errors": 7, "errors_by_class": {
+                  "ETIMEDOUT": 2, "503": 5}, "errors_by_op": {"read": 7}})
+    run.events = []
+
+    text = format_report(report_dict(run))
+
+    assert ("  errors                       7 (errors by class: 503 5, ETIMEDOUT 2; errors by "
+            "operation: read 7)") in text.splitlines()
+    assert "{" not in text
