@@ -23,8 +23,8 @@ from service.store.models import PG_INT_MAX, Run
 
 from .exceptions import CompareError
 from .figures import RunNotFound
-from .formatting import format_value
-from .report import FIGURE_KEYS, NOTES, kept_out, report_dict
+from .formatting import format_value, label_of
+from .report import FIGURE_KEYS, NOTES, figure_labels, kept_out, report_dict
 from .trial_groups import describe, trial_groups
 
 DEFAULT_API = {"ceph": "rados", "swift": "swift"}
@@ -32,8 +32,8 @@ DEFAULT_API = {"ceph": "rados", "swift": "swift"}
 SELF_HEALING = (
     "Ceph marks a down OSD out after mon_osd_down_out_interval and re-replicates, so it can "
     "be fully redundant while the fault persists; Swift treats a down server as transient "
-    "and waits for the restore (its time_to_full_redundancy_s is normally n/a, compare the "
-    "after-restore figure).")
+    "and waits for the restore (its time to full redundancy while the fault persists is "
+    "normally n/a: compare the time to full redundancy after the restore).")
 FULLY_REDUNDANT = (
     "Swift 'fully redundant' means every server answering, dispersion 100% (a 25% sample "
     "of partitions) and no handoff partition on any ring, and after the restore also an "
@@ -132,7 +132,8 @@ def compare_entries(entries: list[dict[str, Any]]) -> dict[str, Any]:
         raise CompareError(f"a comparison needs at least two runs, got {len(entries)}")
     table = {key: [_cell(e, key) for e in entries] for key in FIGURE_KEYS}
     return {"run_ids": [e["run_id"] for e in entries], "runs": entries, "table": table,
-            "caveats": caveats(entries), "trials": trial_groups(entries, table, format_value)}
+            "labels": figure_labels(), "caveats": caveats(entries),
+            "trials": trial_groups(entries, table, format_value)}
 
 
 def _cell(entry: dict[str, Any], key: str) -> dict[str, Any]:
@@ -262,8 +263,8 @@ def format_comparison(data: dict[str, Any], width: int = 100) -> str:
                for field, key in (("cluster", "cluster"), ("kind", "cluster_kind"),
                                   ("release", "release"), ("api", "api"),
                                   ("status", "status"))]
-    body = [(key, [format_value(key, cell["value"]) + (" !" if cell.get("warning") else "")
-                   for cell in cells])
+    body = [(label_of(key), [format_value(key, cell["value"])
+                             + (" !" if cell.get("warning") else "") for cell in cells])
             for key, cells in data["table"].items()]
     first = max(len(name) for name, _ in header + body)
     widths = [max(len(cells[i]) for _, cells in header + body) for i in range(len(entries))]
@@ -301,15 +302,15 @@ def _trials_lines(trials: dict[str, Any] | None, width: int) -> list[str]:
         out = f"; left out, baseline did not hold: {g['left_out']}" if g["left_out"] else ""
         lines.append(f"  {g['label']}: runs {', '.join(map(str, g['run_ids']))}{out}")
         if len(g["run_ids"]) > 1:
-            lines += [f"    {key}: {describe(key, s, format_value)}"
+            lines += [f"    {label_of(key)}: {describe(key, s, format_value)}"
                       for key, s in g["figures"].items() if s is not None]
         if g.get("capacity"):
             lines.append(textwrap.fill(g["capacity"]["text"], width, initial_indent="    ",
                                        subsequent_indent="      "))
     if trials["differences"]:
-        lines.append("Between the groups:")
+        lines.append("The groups compared, figure by figure:")
     for d in trials["differences"]:
-        lines += [textwrap.fill(f"{key}: {f['text']}", width, initial_indent="  - ",
+        lines += [textwrap.fill(f"{label_of(key)}: {f['text']}", width, initial_indent="  - ",
                                 subsequent_indent="    ")
                   for key, f in d["figures"].items()]
     return lines
@@ -320,5 +321,6 @@ def _not_measured(entry: dict[str, Any], reasons: dict[str, str]) -> list[str]:
     lines = [f"  {label(entry)} failed: {entry['error']}"] if entry.get("error") else []
     if len(reasons) == len(FIGURE_KEYS) and len(set(reasons.values())) == 1:
         return lines + [f"  {label(entry)}: no figure, because {next(iter(reasons.values()))}"]
-    return lines + [f"  {label(entry)} {key}: {reason}" for key, reason in reasons.items()
+    return lines + [f"  {label(entry)}, {label_of(key)}: {reason}"
+                    for key, reason in reasons.items()
                     if not reason.startswith("the run failed: ")]

@@ -13,9 +13,10 @@ from service.store.models import Run
 from service.store.paging import Page
 from service.store.scrub import scrub_json
 
+from .event_labels import event_label
 from .exceptions import JournalNotRecorded, RunQueryError
 from .figures import get_run
-from .report import FIGURE_KEYS, report_dict
+from .report import FIGURE_KEYS, figure_labels, report_dict
 
 STATUSES = ("queued", "cancelled", "running", "completed", "deviated", "interrupted", "invalid",
             "failed")
@@ -106,14 +107,15 @@ def detail(sessions: sessionmaker[Session], run_id: int) -> dict[str, Any]:
 
 
 def figures(sessions: sessionmaker[Session], run_id: int) -> dict[str, Any]:
-    """The run's figures, and for each one that is null, why."""
+    """The run's figures, for each one that is null, why, and each one's label."""
     with sessions() as session:
         run = get_run(session, run_id)
         stored = dict(run.figures or {})
         reasons = stored.pop("reasons", {}) or {}
         values = {key: stored.get(key) for key in FIGURE_KEYS}
         why = {key: reasons.get(key) or _missing(run) for key, v in values.items() if v is None}
-        return {"run_id": run.id, "status": run.status, "figures": values, "reasons": why}
+        return {"run_id": run.id, "status": run.status, "figures": values, "reasons": why,
+                "labels": figure_labels()}
 
 
 def _missing(run: Run) -> str:
@@ -133,7 +135,8 @@ def events(sessions: sessionmaker[Session], run_id: int) -> dict[str, Any]:
         return {"run_id": run.id,
                 "origin": "fault" if run.fault_ts else "load start" if origin else None,
                 "events": [{"t": round(e.ts - origin, 3) if origin else None, "ts": e.ts,
-                            "kind": e.kind, "detail": e.detail} for e in run.events]}
+                            "kind": e.kind, "label": event_label(e.kind), "detail": e.detail}
+                           for e in run.events]}
 
 
 def journal(sessions: sessionmaker[Session], run_id: int) -> dict[str, Any]:

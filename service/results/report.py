@@ -8,6 +8,7 @@ from service.store.models import Run
 
 from .capacity_change import capacity_lines
 from .corruption import corruption_figures, corruption_lines
+from .formatting import count_rows, label_of
 from .heals import heal_lines, heals
 from .silenced import silenced_note
 
@@ -19,6 +20,13 @@ FIGURE_KEYS = (
     "data_at_risk_s",
     "lost_objects", "corrupt_objects",
 )
+
+
+
+def figure_labels() -> dict[str, str]:
+    """Each figure's label by its key: the JSON keeps the keys and carries these beside them."""
+    return {key: label_of(key) for key in FIGURE_KEYS}
+
 
 NOTES = {
     "ceph": ("Ceph marks a down OSD out after mon_osd_down_out_interval and re-replicates "
@@ -285,6 +293,7 @@ def report_dict(run: Run) -> dict[str, Any]:
     for key in FIGURE_KEYS:
         out[key] = figures.get(key)
     out["reasons"] = {k: v for k, v in reasons.items() if out.get(k) is None}
+    out["labels"] = figure_labels()
     out["verify"] = run.verify
     out["note"] = NOTES.get(run.cluster_kind)
     out["fault_note"] = fault_note(run.cluster_kind, *_activities(run))
@@ -357,6 +366,20 @@ def _fmt(value: Any, unit: str = "") -> str:
     return f"{value}{unit}"
 
 
+def _mix(mix: Any) -> str:
+    """The operation mix as shares ("read 80%, write 15%, delete 5%")."""
+    if not isinstance(mix, dict):
+        return str(mix)
+    return ", ".join(f"{op} {share}%" for op, share in mix.items())
+
+
+def _error_counts(data: dict[str, Any]) -> str:
+    """The errors by class and by operation in words, the most frequent first."""
+    parts = [f"{label_of(key)}: " + ", ".join(f"{name} {n}" for name, n in count_rows(data[key]))
+             for key in ("errors_by_class", "errors_by_op") if data.get(key)]
+    return f" ({'; '.join(parts)})" if parts else ""
+
+
 def _pct(v: float | None) -> str:
     return "n/a" if v is None else f"{v * 100:.1f}%"
 
@@ -367,13 +390,12 @@ def format_report(data: dict[str, Any]) -> str:
         f"  cluster {data['cluster']} ({data['cluster_kind']}"
         + (f", {data['release']}" if data.get("release") else "") + f"), status {data['status']}",
         f"  workload: {data['workload'].get('rate')} ops/s open loop{_relative(data)}, "
-        f"{data['workload'].get('object_size')} B objects, mix {data['workload'].get('mix')}",
+        f"{data['workload'].get('object_size')} B objects, mix {_mix(data['workload'].get('mix'))}",
         "",
         f"  baseline                     {_fmt(data['baseline_ops'])} ops/s, "
         f"{_fmt(data['baseline_mbps'])} MB/s, p50 {_fmt(data['baseline_p50_ms'], ' ms')}, "
         f"p99 {_fmt(data['baseline_p99_ms'], ' ms')}",
-        f"  errors                       {_fmt(data['errors'])} "
-        f"{data['errors_by_class'] or ''} {data['errors_by_op'] or ''}",
+        f"  errors                       {_fmt(data['errors'])}{_error_counts(data)}",
         f"  throughput drop              {_pct(data['throughput_drop'])} mean, "
         f"{_pct(data['worst_second_drop'])} worst second"
         + (f"; p99 {_fmt(data['fault_p99_ms'], ' ms')} during the fault"
@@ -395,7 +417,7 @@ def format_report(data: dict[str, Any]) -> str:
         lines += [""] + [f"  scale: {line}" for line in scale_lines(data)]
     if data["reasons"]:
         lines.append("")
-        lines += [f"  {k}: n/a because {v}" for k, v in data["reasons"].items()]
+        lines += [f"  {label_of(k)}: n/a because {v}" for k, v in data["reasons"].items()]
     if data.get("error"):
         lines += ["", f"  error: {data['error']}"]
     if data.get("guard_override_by"):

@@ -18,6 +18,7 @@ from clusters.ceph_admin import is_clean
 from loadgen.samples import merge_histograms
 from service.store.models import ClusterSample, Event, LoadSample, Run
 
+from .event_labels import event_label
 from .figures import get_run
 
 ACTIVE = ("queued", "running")
@@ -64,7 +65,8 @@ def run_timeline(session: Session, run: Run) -> dict[str, Any]:
     origin, origin_name = _origin(session, run)
     return {"origin": origin_name, "origin_ts": origin,
             "events": [{"t": round(e.ts - origin, 2), "kind": e.kind,
-                        "name": e.detail.get("name"), "status": e.detail.get("status")}
+                        "label": event_label(e.kind), "name": e.detail.get("name"),
+                        "status": e.detail.get("status")}
                        for e in events]}
 
 

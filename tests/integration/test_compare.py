@@ -92,11 +92,11 @@ def test_cli_compare_prints_one_column_per_run(database_url, three_runs):
     assert lines[1].split() == ["cluster", "lab-ceph", "lab-ceph", "lab-swift"]
     assert lines[3].split() == ["release", "pacific", "reef", "not", "given"]
     assert lines[4].split() == ["api", "rados", "swift", "swift"]
-    assert next(line for line in lines if line.startswith("baseline_ops")).split() == [
-        "baseline_ops", "100.0", "ops/s", "99.0", "ops/s", "98.0", "ops/s"]
+    assert next(line for line in lines if line.startswith("baseline throughput ")).split() == [
+        "baseline", "throughput", "100.0", "ops/s", "99.0", "ops/s", "98.0", "ops/s"]
     assert "Caveats:" in result.stdout
-    assert (f"  run {three_runs[2]} time_to_full_redundancy_s: time_to_full_redundancy_s was "
-            "not measured in this test") in lines
+    assert (f"  run {three_runs[2]}, time to full redundancy (while the fault persists): "
+            "time_to_full_redundancy_s was not measured in this test") in lines
 
 
 def test_cli_compare_json_is_the_comparison(database_url, three_runs):

@@ -18,7 +18,7 @@ from web_login import SECRET, log_in_browser
 from loadgen.samples import Sample, new_histogram
 from service.results import figures
 from service.store import db
-from service.store.models import Run, Schedule
+from service.store.models import Event, Run, Schedule
 from service.store.recording import RunRecorder
 from service.web.app import create_app
 
@@ -136,7 +136,7 @@ def test_the_dashboard_draws_runs_live_and_recorded_comparisons_schedules_and_cl
             assert {"fault", "restored"} <= set(chart["marks"]), chart
         for canvas in ("throughput", "latency", "cluster"):
             assert painted_pixels(page, canvas) > 1000, canvas
-        assert "+0.00 s\tfault_injected" in page.inner_text("#timeline")
+        assert "+0.00 s\tfault injected" in page.inner_text("#timeline")
         page.screenshot(path=str(ARTIFACTS / "run-page.png"), full_page=True)
 
         # the comparison, overlaid on the fault
@@ -163,6 +163,14 @@ def test_the_dashboard_draws_runs_live_and_recorded_comparisons_schedules_and_cl
         assert page.is_visible("#live")
         assert page.evaluate("""() => Chart.getChart(document.getElementById('cluster'))
             .data.datasets[0].data.length""") == 0
+        # an event recorded while the page polls: its script writes it in words, not its kind
+        with stored["sessions"].begin() as session:
+            session.add(Event(run_id=stored["live"], ts=START + 31.0, kind="cluster_noticed",
+                              detail={}))
+        noticed = page.wait_for_selector("#timeline td[data-kind='cluster_noticed']",
+                                         timeout=20_000)
+        assert noticed.inner_text() == "cluster noticed the fault"
+        assert "_" not in page.inner_text("#timeline")
         _finish(stored["sessions"], stored["live"])
         page.wait_for_selector("#status.status-completed", timeout=20_000)
         assert not page.is_visible("#live")

@@ -82,8 +82,8 @@ def test_an_ended_run_page_has_its_charts_figures_caveats_timeline_and_journal(v
         assert f'<canvas id="{canvas}"' in page
     assert '<td data-figure="baseline_ops">100.0 ops/s</td>' in page
     assert "re-replicates" in page  # the Ceph caveat
-    assert "<td>+0.00 s</td><td>fault_injected</td>" in page
-    assert "<td>+15.00 s</td><td>restored</td>" in page
+    assert '<td>+0.00 s</td><td data-kind="fault_injected">fault injected</td>' in page
+    assert '<td>+15.00 s</td><td data-kind="restored">fault restored</td>' in page
     assert '<details id="journal">' in page and "&#34;kill-osd&#34;" in page
     assert 'id="cancel"' not in page and "live, updating" not in page
     assert f'href="/runs/{run.id}/report.html"' in page
@@ -137,8 +137,9 @@ def test_the_ceph_series_has_degraded_and_misplaced_objects_and_clean_pgs(viewer
     assert (hurt["t"], hurt["degraded"], hurt["misplaced"], hurt["clean_pgs"],
             hurt["num_pgs"]) == (5.0, 480, 60, 20, 32)
     assert data["cluster"][55]["clean_pgs"] == 32
-    assert [e["kind"] for e in data["events"]] == ["fault_injected", "cluster_noticed",
-                                                   "restored"]
+    assert [(e["kind"], e["label"]) for e in data["events"]] == [
+        ("fault_injected", "fault injected"), ("cluster_noticed", "cluster noticed the fault"),
+        ("restored", "fault restored")]
 
 
 def test_the_series_since_a_moment_has_only_the_points_after_it(viewer, rolled_back):

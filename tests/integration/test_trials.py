@@ -45,7 +45,7 @@ def test_three_trials_are_one_group_and_two_groups_are_judged_against_their_spre
     assert slow_lines == [f"  trial {i}: run {run_id}" for i, run_id in enumerate(slow_ids, 1)]
     # the trials' own summary gives the group's spread
     assert "Trials (median [min to max], a 95% interval from 5 trials):" in slow.stdout
-    assert "baseline_ops: 15.0 ops/s [" in slow.stdout
+    assert "baseline throughput: 15.0 ops/s [" in slow.stdout
 
     compared = subprocess.run(["faultline", "compare", *[str(r.id) for r in runs], "--json"],
                               env=env, capture_output=True, text=True, timeout=120)
@@ -61,7 +61,8 @@ def test_three_trials_are_one_group_and_two_groups_are_judged_against_their_spre
 
     text = subprocess.run(["faultline", "compare", *[str(r.id) for r in runs]], env=env,
                           capture_output=True, text=True, timeout=120).stdout
-    assert "Between the groups:" in text and ": different" in text and ": within noise" in text
+    assert "The groups compared, figure by figure:" in text
+    assert ": different" in text and ": within noise" in text
 
 
 def test_trials_that_make_no_sense_are_refused_before_anything_runs(env, sessions, tmp_path):

@@ -62,7 +62,7 @@ def test_run_page_shows_figures_and_draws_the_throughput_chart(recorded_run, ser
         assert page.inner_text("[data-figure='baseline_ops']") == "100.0 ops/s"
         assert page.inner_text("[data-figure='time_to_detect_s']") == "1.000 s"
         assert page.inner_text("[data-figure='lost_objects']") == "0"
-        assert "+0.00 s\tfault_injected" in page.inner_text("#timeline")
+        assert "+0.00 s\tfault injected" in page.inner_text("#timeline")
         # the chart drew something: the canvas is not blank
         assert painted_pixels(page, "throughput") > 1000
         page.screenshot(path=str(tmp_path / "run.png"), full_page=True)

@@ -185,9 +185,10 @@ def test_text_table_has_one_column_per_run_then_caveats_then_reasons():
     assert lines[2].split() == ["kind", "ceph", "swift"]
     assert lines[3].split() == ["release", "not", "given", "not", "given"]
     assert lines[4].split() == ["api", "rados", "swift"]
-    assert "baseline_ops" in text and "100.0 ops/s" in text and "80.5 ops/s" in text
+    assert next(line for line in lines if line.startswith("baseline throughput ")).split() \
+        == ["baseline", "throughput", "100.0", "ops/s", "80.5", "ops/s"]
     assert text.index("Caveats:") < text.index("Not measured (n/a):")
-    assert "  run 2 time_to_detect_s: why time_to_detect_s" in lines
+    assert "  run 2, time to detect: why time_to_detect_s" in lines
 
 
 @pytest.mark.parametrize(("values", "ids"), [
