@@ -11,7 +11,8 @@
   signed-rank test, the median of the Walsh averages);
 - `fisher(k1, n1, k2, n2)`: Fisher's exact test of two proportions;
 - `holm(ps)`: Holm's step-down adjustment;
-- `smallest_p(a, b)` / `trials_needed(level)`: what the exact test can reach at all.
+- `smallest_p(a, b)` / `trials_needed(level)` / `size(a, b)`: what the exact test can
+  reach at all, and its exact false-positive rate.
 """
 
 from __future__ import annotations
@@ -81,6 +82,19 @@ def rank_test(a: list, b: list) -> float:
 def smallest_p(a: int, b: int) -> float:
     """The smallest two-sided p-value the exact rank test of a vs b values can give."""
     return 1.0 if a == 0 or b == 0 else min(1.0, 2 / comb(a + b, a))
+
+
+def size(a: int, b: int, level: float = ALPHA) -> float:
+    """The exact chance that the test of a vs b distinct values says p <= level when nothing
+    differs: at most `level`, less where the discrete p-values skip past it."""
+    n = a + b
+    sums = _subset_sums(tuple(range(2, 2 * n + 1, 2)), a)
+    total, mean = comb(n, a), a * (n + 1)
+    rejected = 0
+    for s, count in sums:
+        p = sum(c for t, c in sums if abs(t - mean) >= abs(s - mean) - _EPS) / total
+        rejected += count if p <= level else 0
+    return rejected / total
 
 
 def trials_needed(level: float) -> int:

@@ -42,6 +42,7 @@ MARGINS: dict[str, float] = {
     "corrupt_objects": 0,
 }
 OUTCOMES = tuple(MARGINS)
+COUNTS = ("errors", "deficit_ops", "lost_objects", "corrupt_objects")
 
 # a time that was never reached is right-censored at the end of what the run observed:
 # (the words for it, where its observation window ends)
@@ -134,6 +135,7 @@ def compare_groups(observed: dict[str, tuple[list[Observed], list[Observed]]],
                    names: tuple[str, str], fmt=format_value) -> dict[str, Any]:
     """Every outcome figure's verdict between two groups: `observed[key]` holds each group's
     trials (those that entered), `names` the groups' names in the lines."""
+    fmt = _whole(fmt)
     keys = [k for k in OUTCOMES if k in observed
             and any(o.kind != "missing" for side in observed[k] for o in side)]
     tests = [t for k in keys for t in tests_of(k, *observed[k])]
@@ -145,6 +147,14 @@ def compare_groups(observed: dict[str, tuple[list[Observed], list[Observed]]],
                for k in keys}
     return {"figures": figures, "tests": len(tests), "method": METHOD,
             "chance": chance_line(len(tests))}
+
+
+def _whole(fmt):
+    """A count (errors, objects, operations) written as a whole number when it is one."""
+    def write(key: str, value: float) -> str:
+        whole = key in COUNTS and float(value).is_integer()
+        return fmt(key, int(value) if whole else value)
+    return write
 
 
 def chance_line(tests: int) -> str:
@@ -252,10 +262,13 @@ def _needed(key: str, sides: tuple[list[Observed], list[Observed]], family: int,
     interval_n = trials_needed(ALPHA)
     if min(seen) == 0:
         return test_n, f"no trial measured it on one side; at least {test_n} per side"
-    if smallest_p(*seen) > ALPHA / max(family, 1):
-        return test_n, (f"too few trials ({seen[0]} vs {seen[1]}): the exact test cannot "
-                        f"reach {ALPHA:.0%} over {family} tests (Holm) under {test_n} per "
-                        f"side, and a 95% interval needs {interval_n} per side")
+    first = ALPHA / max(family, 1)
+    if smallest_p(*seen) > first:
+        # Holm's first step asks ALPHA / tests of the smallest p; later steps ask less
+        return test_n, (f"too few trials ({seen[0]} vs {seen[1]}): the exact test's "
+                        f"smallest p-value is {smallest_p(*seen):.3g}, and Holm over "
+                        f"{family} tests asks {first:.3g} of the first; {test_n} per side "
+                        f"can reach it (a 95% interval needs {interval_n} per side)")
     if low is None:
         return None, ("not different, and trials that never got there leave the size of the "
                       "difference unknown" if any(o.kind == "never" for s in sides for o in s)

@@ -13,8 +13,8 @@ import pytest
 from clusters.ceph_admin import CephAdmin
 from service.experiments import documents as experiments
 from service.jobs import run_jobs as run_queue
-from service.schedules import services as schedules
 from service.results.regression import RegressionPolicy
+from service.schedules import services as schedules
 from service.schedules import verdicts
 from service.store.models import Run
 

@@ -9,10 +9,9 @@ cluster is fully redundant again in about 52 s (and 30 s after the restore), wit
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
-
-import random
 
 from service.results.regression import (
     DEFAULT_RULES,
