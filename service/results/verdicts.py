@@ -220,8 +220,10 @@ def _found(t: _Test, p: float, key: str, names: tuple[str, str], out: dict[str, 
                 f"[{_signed(out['low'], key, fmt)} to {_signed(out['high'], key, fmt)}], "
                 f"p {p:.3g} after Holm")
     if t.what == "ranks":
-        word = "higher" if out["rank_shift"] > 0 else "lower"
-        return f"{names[1]}'s trials rank {word} than {names[0]}'s, p {p:.3g} after Holm"
+        worse, better = WORSE.get(unit, ("higher", "lower"))
+        word = worse if out["rank_shift"] > 0 else better
+        return (f"{names[1]}'s trials rank {word} than {names[0]}'s (no size: some never got "
+                f"there), p {p:.3g} after Holm")
     what = NEVER[key][0] if t.what == "never" else "saw no disruption"
     return f"how many trials {what} differs, p {p:.3g} after Holm"
 
