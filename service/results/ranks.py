@@ -23,7 +23,7 @@ from functools import lru_cache
 from math import comb
 
 ALPHA = 0.05
-EXACT_UP_TO = 30  # values in both groups; C(30, 15) = 155 million splits, counted by sums
+EXACT_UP_TO = 100  # values in both groups (two groups of the most trials, 50); counted by sums
 PERMUTATIONS = 20_000
 SEED = 20261127  # a verdict must not change from one report to the next
 _EPS = 1e-9
@@ -46,15 +46,22 @@ def midranks(keys: list) -> list[float]:
 
 @lru_cache(maxsize=256)
 def _subset_sums(scores: tuple[int, ...], size: int) -> tuple[tuple[int, int], ...]:
-    """How many subsets of `size` of the integer scores have each sum: (sum, count)."""
-    table: list[dict[int, int]] = [{} for _ in range(size + 1)]
-    table[0][0] = 1
+    """How many subsets of `size` of the integer scores have each sum: (sum, count).
+
+    The generating function prod(1 + y x^s), one Python integer per power of y whose
+    fixed-width bit fields are the counts per sum: the additions and shifts run at C speed,
+    so even 50 against 50 values is counted exactly in a fraction of a second."""
+    width = 8 * ((comb(len(scores), size).bit_length() + 8) // 8)  # bits per count, whole bytes
+    table = [0] * (size + 1)
+    table[0] = 1
     for seen, s in enumerate(scores):
         for k in range(min(size, seen + 1), 0, -1):
-            here = table[k]
-            for total, count in table[k - 1].items():
-                here[total + s] = here.get(total + s, 0) + count
-    return tuple(sorted(table[size].items()))
+            table[k] += table[k - 1] << (s * width)
+    step = width // 8
+    raw = table[size].to_bytes(max(1, (table[size].bit_length() + 7) // 8 + step), "little")
+    counts = ((total, int.from_bytes(raw[total * step:(total + 1) * step], "little"))
+              for total in range(len(raw) // step))
+    return tuple((total, count) for total, count in counts if count)
 
 
 def rank_test(a: list, b: list) -> float:
