@@ -118,12 +118,15 @@ def tests_of(key: str, a: list[Observed], b: list[Observed]) -> list[_Test]:
     tests = []
     seen_a = [o for o in a if o.kind in ("measured", "never")]
     seen_b = [o for o in b if o.kind in ("measured", "never")]
-    if seen_a and seen_b:
+    # a test whose pooled trials are all alike gives p = 1 under every split: it can never
+    # reject, so it takes no place in Holm's count (which stays exact without it)
+    if seen_a and seen_b and len({o.key for o in seen_a + seen_b}) > 1:
         tests.append(_Test(key, "ranks", rank_test([o.key for o in seen_a],
                                                    [o.key for o in seen_b])))
     for what, among in (("never", ("measured", "never")),
                         ("no disruption", ("measured", "never", "no disruption"))):
-        if any(o.kind == what for o in a + b):
+        pooled = [o for o in a + b if o.kind in among]
+        if any(o.kind == what for o in pooled) and any(o.kind != what for o in pooled):
             n1 = sum(o.kind in among for o in a)
             n2 = sum(o.kind in among for o in b)
             tests.append(_Test(key, what, fisher(sum(o.kind == what for o in a), n1,
@@ -157,12 +160,16 @@ def _whole(fmt):
     return write
 
 
+def _tests(n: int) -> str:
+    return "1 test" if n == 1 else f"{n} tests"
+
+
 def chance_line(tests: int) -> str:
     """How many "different" lines chance alone would give, said correctly for Holm."""
     if tests == 0:
         return "No outcome figure could be tested."
     return (f"Chance alone: where nothing differs, the chance of one or more false "
-            f"'different' lines among these {tests} tests is at most {ALPHA:.0%} (Holm), so "
+            f"'different' lines among these {_tests(tests)} is at most {ALPHA:.0%} (Holm), so "
             f"of 20 such comparisons of identical conditions at most 1 is expected to show "
             f"any; a test at the edge of its power shows fewer.")
 
@@ -188,7 +195,7 @@ def _figure(key: str, sides: tuple[list[Observed], list[Observed]],
         r = midranks(seen)
         n_a = sum(o.kind in ("measured", "never") for o in a)
         out["rank_shift"] = sum(r[n_a:]) / (len(r) - n_a) - sum(r[:n_a]) / n_a
-    if ranks is not None and not censored:
+    if measured_a and measured_b and not censored:
         est, low, high = shift(measured_a, measured_b)
         out["shift"], out["low"], out["high"] = est, low, high
     counts = f"{names[0]}: {out['counts'][0]}; {names[1]}: {out['counts'][1]}"
@@ -269,7 +276,7 @@ def _needed(key: str, sides: tuple[list[Observed], list[Observed]], family: int,
         # Holm's first step asks ALPHA / tests of the smallest p; later steps ask less
         return test_n, (f"too few trials ({seen[0]} vs {seen[1]}): the exact test's "
                         f"smallest p-value is {smallest_p(*seen):.3g}, and Holm over "
-                        f"{family} tests asks {first:.3g} of the first; {test_n} per side "
+                        f"{_tests(family)} asks {first:.3g} of the first; {test_n} per side "
                         f"can reach it (a 95% interval needs {interval_n} per side)")
     if low is None:
         return None, ("not different, and trials that never got there leave the size of the "

@@ -104,3 +104,16 @@ def test_holm_keeps_a_figure_that_one_test_alone_would_call_different_from_being
     assert said["tests"] == 4
     assert {f["verdict"] for f in said["figures"].values()} == {"cannot tell"}
     assert said["figures"]["errors"]["p_holm"] == pytest.approx(4 * 2 / 70, abs=1e-6)
+
+
+def test_a_figure_alike_on_every_trial_takes_no_place_in_holms_count():
+    zeros = (measured(0, 0, 0, 0, 0), measured(0, 0, 0, 0, 0))
+    never = ([Observed("never", bound=60.0)] * 5, [Observed("never", bound=60.0)] * 5)
+    said = compare_groups({"lost_objects": zeros, "time_to_full_redundancy_s": never,
+                           "time_to_detect_s": (measured(1, 2, 3, 4, 5),
+                                                measured(6, 7, 8, 9, 10))}, ("a", "b"))
+
+    assert said["tests"] == 1  # only time to detect can reject
+    assert said["figures"]["time_to_detect_s"]["verdict"] == "different"
+    assert said["figures"]["lost_objects"]["verdict"] == "no meaningful difference"
+    assert said["figures"]["time_to_full_redundancy_s"]["verdict"] == "cannot tell"
