@@ -58,7 +58,18 @@ NEVER: dict[str, tuple[str, Window]] = {
 # the figures' own reasons (service.results.analysis, figures) for a time never reached
 NEVER_REASONS = ("never", "not fully redundant", "no alert about")
 NO_DISRUPTION = "no disruption"
-WORSE = {"s": ("later", "sooner"), "": ("more", "fewer")}
+
+
+def _words(key: str) -> tuple[str, str]:
+    """How a larger and a smaller value of the figure read."""
+    if key.startswith("time_to_"):
+        return "later", "sooner"
+    if key in COUNTS:
+        return "more", "fewer"
+    if key in ("data_at_risk_s", "deficit_s"):
+        return "longer", "shorter"
+    return "higher", "lower"
+
 
 Kind = Literal["measured", "never", "no disruption", "missing"]
 METHOD = ("Method: per outcome figure, a two-sided exact rank test (Mann-Whitney; a trial "
@@ -178,7 +189,6 @@ def _figure(key: str, sides: tuple[list[Observed], list[Observed]],
             tests: list[tuple[_Test, float]], family: int, names: tuple[str, str],
             fmt) -> dict[str, Any]:
     a, b = sides
-    unit = "s" if key.endswith("_s") else ""
     out: dict[str, Any] = {"verdict": "cannot tell", "p": None, "p_holm": None,
                            "shift": None, "low": None, "high": None,
                            "margin": MARGINS[key], "needed_per_side": None, "rank_shift": None,
@@ -202,10 +212,12 @@ def _figure(key: str, sides: tuple[list[Observed], list[Observed]],
     if found:
         out["verdict"] = "different"
         out["text"] = f"{label}: different: " + "; ".join(
-            _found(t, p, key, names, out, unit, fmt) for t, p in found) + f". {counts}"
+            _found(t, p, key, names, out, fmt) for t, p in found) + f". {counts}"
         return out
     low, high, margin = out["low"], out["high"], MARGINS[key]
-    if low is not None and -margin <= low and high <= margin:
+    calm = [sum(o.kind == "no disruption" for o in side) for side in sides]
+    # the times say nothing of trials with no disruption: only alike counts let them agree
+    if low is not None and -margin <= low and high <= margin and calm[0] == calm[1]:
         out["verdict"] = "no meaningful difference"
         out["text"] = (f"{label}: no meaningful difference: {names[1]} against {names[0]} "
                        f"{_signed(out['shift'], key, fmt)} [{_signed(low, key, fmt)} to "
@@ -219,15 +231,15 @@ def _figure(key: str, sides: tuple[list[Observed], list[Observed]],
 
 
 def _found(t: _Test, p: float, key: str, names: tuple[str, str], out: dict[str, Any],
-           unit: str, fmt) -> str:
+           fmt) -> str:
     if t.what == "ranks" and out["shift"] is not None and out["low"] is not None:
-        worse, better = WORSE.get(unit, ("higher", "lower"))
+        worse, better = _words(key)
         word = worse if out["shift"] > 0 else better
         return (f"{names[1]} {fmt(key, abs(out['shift']))} {word} than {names[0]} "
                 f"[{_signed(out['low'], key, fmt)} to {_signed(out['high'], key, fmt)}], "
                 f"p {p:.3g} after Holm")
     if t.what == "ranks":
-        worse, better = WORSE.get(unit, ("higher", "lower"))
+        worse, better = _words(key)
         word = worse if out["rank_shift"] > 0 else better
         return (f"{names[1]}'s trials rank {word} than {names[0]}'s (no size: some never got "
                 f"there), p {p:.3g} after Holm")
