@@ -81,6 +81,8 @@ def analyze(seconds: list[Second], points: list[ClusterPoint], tl: Timeline,
         figures["errors_by_class"] = figures["errors_by_op"] = {}
     else:
         _errors(seconds, tl.fault, figures)
+        # how long after the fault the run watched: a time never reached is "> this"
+        figures["observed_s"] = round(tl.end - tl.fault, 3)
         _detection(points, tl, figures, reasons)
         _redundancy(points, tl, figures, reasons)
         window_end = figures.pop("_window_end")

@@ -6,19 +6,27 @@ when both calibrations completed, found a knee, and their load generator was not
 at it (a generator-bound knee is a lower bound of the capacity, and two lower bounds say
 nothing about a gain). Otherwise both figures are still shown, and the change is n/a with
 the reason. One run is one pair of calibrations, whose knees also move from run to run: a
-change is said to be beyond the noise only over trials (`capacity_verdict`: each trial's
-change is a pair measured minutes apart, so the changes are judged, not the two groups of
-knees, which also carry the machine's drift between runs: a change counts when the range of
-the changes, or from 5 trials their 95% interval (service.results.spread), excludes 0).
+change is judged only over trials (`capacity_verdict`). Each trial's change is a pair
+measured minutes apart, so the changes are judged, not the two groups of knees, which also
+carry the machine's drift between runs, with the paired form of the comparisons' rank method
+(docs/statistics.md): Wilcoxon's exact signed-rank test that the changes centre on 0
+(two-sided, 5%; it cannot reach 5% under 6 trials), and the Hodges-Lehmann centre of the
+changes with its exact 95% interval. "different": p <= 5%; "no meaningful difference": the
+interval lies within +-MARGIN; else "cannot tell", with the trials needed. Whether the order
+of the two calibrations alone moves the knee is for an A/A control run (a pause instead of
+the scale action) to show, judged the same way.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from .ranks import ALPHA, paired_shift, signed_rank_test
 from .spread import Spread, spread
 
 WHICH = ("before", "after")
+MARGIN = 0.02  # a capacity change within +-2% is no meaningful change
+PAIRED_TRIALS = 6  # the fewest changes whose exact signed-rank test can reach 5%
 ONE_TRIAL = ("one trial: whether this is beyond the run-to-run noise of the calibrations "
              "needs `faultline run --trials 3` (or more) of the experiment")
 
@@ -100,29 +108,38 @@ def capacity_lines(data: dict[str, Any] | None) -> list[str]:
 
 def capacity_verdict(capacities: list[dict[str, Any] | None]) -> dict[str, Any] | None:
     """Over the trials of one scale experiment (each run's `capacity` figures): the
-    capacities before and after, the spread of the changes, and whether the change is beyond
-    the noise ("different": the changes' interval excludes 0, "within noise", None under 2
-    valid trials). Only trials whose change was measured count; None if no run measured a
-    capacity."""
+    capacities before and after, the spread of the changes, and the verdict on the change
+    ("different", "no meaningful difference", "cannot tell"; None from a single trial), by
+    the signed-rank test and the Hodges-Lehmann interval of the module docstring. Only
+    trials whose change was measured count; None if no run measured a capacity."""
     if not any(capacities):
         return None
     valid = [c for c in capacities if c and c.get("change") is not None]
     before = spread([c["before"]["capacity_ops"] for c in valid])
     after = spread([c["after"]["capacity_ops"] for c in valid])
     changes = spread([c["change"] for c in valid])
-    said = None
+    said, p, centre, low, high = None, None, None, None, None
     if changes is not None and changes.n >= 2:
-        low, high = changes.interval()
-        said = "different" if low > 0 or high < 0 else "within noise"
+        d = [c["change"] for c in valid]
+        p = signed_rank_test(d)
+        centre, low, high = paired_shift(d)
+        if p <= ALPHA:
+            said = "different"
+        elif low is not None and -MARGIN <= low and high <= MARGIN:
+            said = "no meaningful difference"
+        else:
+            said = "cannot tell"
     return {"trials": len(valid), "left_out": len(capacities) - len(valid),
             "before": before.as_dict() if before else None,
             "after": after.as_dict() if after else None,
-            "change": changes.as_dict() if changes else None, "verdict": said,
-            "text": _verdict_text(len(valid), before, after, changes, said)}
+            "change": changes.as_dict() if changes else None, "verdict": said, "p": p,
+            "centre": centre, "low": low, "high": high,
+            "text": _verdict_text(len(valid), before, after, changes, said, (p, low, high))}
 
 
 def _verdict_text(n: int, before: Spread | None, after: Spread | None,
-                  changes: Spread | None, said: str | None) -> str:
+                  changes: Spread | None, said: str | None,
+                  test: tuple[float | None, float | None, float | None]) -> str:
     if before is None or after is None or changes is None:
         return "capacity change n/a: no trial measured both calibrations validly"
 
@@ -131,13 +148,19 @@ def _verdict_text(n: int, before: Spread | None, after: Spread | None,
             f"{s.median:g} ops/s [{s.low:g} to {s.high:g}]"
     text = (f"capacity before {ops(before)}, after {ops(after)}, change "
             f"{_percent(changes)} over {n} trial{'s' if n != 1 else ''}: ")
+    p, low, high = test
+    interval = (f", 95% interval {low * 100:+.1f}% to {high * 100:+.1f}%"
+                if low is not None else "")
     if said == "different":
-        return text + "a change beyond the noise (every trial's change on one side of 0)" \
-            if changes.ci_low is None else text + "a change beyond the noise (its 95% " \
-            "interval excludes 0)"
-    if said == "within noise":
-        return text + "within the noise (the changes lie on both sides of 0): not a " \
-            "measured change"
+        return text + f"different (signed-rank test p {p:.3g}{interval})"
+    if said == "no meaningful difference":
+        return text + (f"no meaningful difference (p {p:.3g}{interval}, inside "
+                       f"+-{MARGIN:.0%})")
+    if said == "cannot tell":
+        need = (f"the exact signed-rank test cannot reach {ALPHA:.0%} under "
+                f"{PAIRED_TRIALS} trials" if n < PAIRED_TRIALS else
+                f"the interval is wider than +-{MARGIN:.0%}")
+        return text + f"cannot tell (p {p:.3g}{interval}; {need})"
     return text + "no verdict from a single trial"
 
 
@@ -145,8 +168,6 @@ def _percent(s: Spread) -> str:
     text = f"{s.median * 100:+.1f}%"
     if s.n > 1:
         text += f" [{s.low * 100:+.1f}% to {s.high * 100:+.1f}%]"
-    if s.ci_low is not None:
-        text += f" (95% {s.ci_low * 100:+.1f}% to {s.ci_high * 100:+.1f}%)"
     return text
 
 

@@ -292,14 +292,15 @@ def format_comparison(data: dict[str, Any], width: int = 100) -> str:
 
 
 def _trials_lines(trials: dict[str, Any] | None, width: int) -> list[str]:
-    """The groups of trials and, figure by figure, whether they differ beyond the noise."""
+    """The groups of trials and, figure by figure, the verdict between them."""
     if not trials:
         return []
     if trials["note"]:
         return ["", textwrap.fill(trials["note"], width)]
-    lines = ["", "Trials (median [min to max], a 95% interval from 5 trials):"]
+    lines = ["", "Trials (median [min to max], the median's 95% interval from 6 trials):"]
     for g in trials["groups"]:
-        out = f"; left out, baseline did not hold: {g['left_out']}" if g["left_out"] else ""
+        out = "".join(f"; run {w['run_id']} left out: {w['why']}"
+                      for w in g.get("left_out_why") or [])
         lines.append(f"  {g['label']}: runs {', '.join(map(str, g['run_ids']))}{out}")
         if len(g["run_ids"]) > 1:
             lines += [f"    {label_of(key)}: {describe(key, s, format_value)}"
@@ -309,10 +310,14 @@ def _trials_lines(trials: dict[str, Any] | None, width: int) -> list[str]:
                                        subsequent_indent="      "))
     if trials["differences"]:
         lines.append("The groups compared, figure by figure:")
+        lines.append(textwrap.fill(trials["method"], width, initial_indent="  ",
+                                   subsequent_indent="  "))
     for d in trials["differences"]:
-        lines += [textwrap.fill(f"{label_of(key)}: {f['text']}", width, initial_indent="  - ",
+        lines += [textwrap.fill(f["text"], width, initial_indent="  - ",
                                 subsequent_indent="    ")
-                  for key, f in d["figures"].items()]
+                  for f in d["figures"].values()]
+        lines.append(textwrap.fill(d["chance"], width, initial_indent="  ",
+                                   subsequent_indent="  "))
     return lines
 
 

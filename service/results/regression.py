@@ -4,28 +4,30 @@
 `Run.figures` give them, DESIGN.md "What a run measures") and the figures of the
 earlier runs of the same series, oldest first, and returns a `Verdict`.
 
-The method, per figure (every judged figure is worse when larger), is the rule a comparison
-of trial groups uses (service.results.spread: a difference counts only when it is larger than
-the spread), made robust for a series of single runs:
-- the history is the last `policy.window` runs (10); a run that did not measure the
-  figure (null) is skipped, and a figure with fewer than `policy.min_history` values (3)
-  in the window is not judged;
-- a value is worse only when it lies above the history's whole spread (its maximum: a
-  single run has no interval of its own, so it is compared as a group of one, min-max
-  against min-max) and above median + max(k x 1.4826 x MAD, min_increase, min_ratio x
-  median): k (3.0) robust standard deviations (the median absolute deviation, scaled to
-  match a normal spread), so a night at the edge of a noisy series does not raise an
-  alert, and never closer to the median than the figure's floors, so a series whose
-  runs all took 52 s does not flag 53 s. The limit is the larger of the two. One wild
-  run in the window widens the spread, as one wild trial does in a comparison: a value
-  inside it is within noise, until that run leaves the window;
-- a value at or below the limit, or better (smaller) than the median, is not;
+The method, per figure (every judged figure is worse when larger), is the rank method of
+the comparisons (docs/statistics.md), for one new run against a series of single runs:
+- the history is the last `policy.window` runs (40); a run that did not measure the
+  figure (null) is skipped;
+- the new value's one-sided exact rank test against the m history values: under "nothing
+  changed" every order of the m + 1 runs is equally likely, so p = (1 + the history values
+  at or above it) / (m + 1); it is worse only when p <= `policy.alpha` (5%). So a figure
+  is judged only from the m that can reach it (19 values at 5%), and with a full window of
+  40, a value may lie below one earlier night and still be worse: one wild night no longer
+  sets the limit;
+- and only when it is also above median + max(min_increase, min_ratio x median) (the
+  figure's floors): a series whose runs all took 52 s does not flag 53 s. The floors can
+  only lower the error rate;
+- the limit shown is the smallest value that would be worse;
 - a null value where more than half of the window's runs measured the figure (and
-  at least `min_history` of them) is a regression too: the cluster or the clients
+  at least the values the test needs) is a regression too: the cluster or the clients
   never got back there (time to client recovery n/a), or the run could not measure
   what its series always measures; the reason quotes the run's own reason for the
   null. A figure the history mostly lacked (Swift's time to full redundancy while
   the fault persists) is not held against a run that lacks it too.
+Error rate: when nothing changed, each judged figure is flagged "worse" on at most
+`alpha` of the nights (exact, whatever the figure's distribution, if the nights are
+exchangeable); a night that judges J figures shows a false "worse" on at most J x alpha of
+the nights (Bonferroni; the floors make it rarer).
 
 The floors (`DEFAULT_RULES`), chosen from what varies between identical runs:
 - throughput drop (a fraction): 5 percentage points; the mean over the fault window
@@ -56,6 +58,7 @@ only dilute the window.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -69,7 +72,6 @@ __all__ = [
 Status = Literal["ok", "regression", "failure", "insufficient_history"]
 FindingKind = Literal["worse", "missing", "lost"]
 
-ROBUST_SCALE = 1.4826  # MAD x this estimates the standard deviation of a normal spread
 INTEGRITY = {"lost_objects": "lost objects", "corrupt_objects": "corrupt objects"}
 
 
@@ -79,9 +81,9 @@ class FigureRule:
 
     `key` is the figure's name in the report, `label` how a reason names it, `unit`
     how a reason prints it ("s": seconds, "%": a fraction 0..1 printed as a percentage,
-    "": a count). A value is worse only above the history's maximum and above
-    median + max(k x 1.4826 x MAD, min_increase, min_ratio x median), where
+    "": a count). The floors: median + max(min_increase, min_ratio x median), where
     `min_increase` is in the figure's own unit (0.05 is 5 percentage points of a fraction).
+    A value is worse only when the rank test says so and it is past these floors.
     """
 
     key: str
@@ -103,29 +105,41 @@ DEFAULT_RULES: tuple[FigureRule, ...] = (
 
 @dataclass(frozen=True)
 class RegressionPolicy:
-    """The parameters of `judge`: history window (runs), the fewest values a figure needs
-    in it to be judged, the limit in robust standard deviations, and the figures' rules."""
+    """The parameters of `judge`: the history window (runs), each figure's false-alarm rate
+    per night (`alpha`), and the figures' rules. A figure is judged once its history holds
+    `min_history` values, the fewest whose rank test can reach alpha."""
 
-    window: int = 10
-    min_history: int = 3
-    k: float = 3.0
+    window: int = 40
+    alpha: float = 0.05
     rules: tuple[FigureRule, ...] = DEFAULT_RULES
+
+    @property
+    def min_history(self) -> int:
+        """The smallest m with 1 / (m + 1) <= alpha."""
+        return max(1, math.ceil(1 / self.alpha - 1e-9) - 1)
 
     def __post_init__(self) -> None:
         problems = []
-        if self.window < 1:
-            problems.append(f"window must be at least 1, got {self.window}")
-        if not 1 <= self.min_history <= self.window:
-            problems.append(f"min_history must be between 1 and the window ({self.window}), "
-                            f"got {self.min_history}")
-        if self.k < 0:
-            problems.append(f"k must not be negative, got {self.k}")
+        if not 0 < self.alpha < 1:
+            problems.append(f"alpha must be between 0 and 1, got {self.alpha}")
+        elif self.window < self.min_history:
+            problems.append(f"a window of {self.window} runs cannot reach alpha {self.alpha}: "
+                            f"it needs at least {self.min_history}")
         for rule in self.rules:
             if rule.min_increase < 0 or rule.min_ratio < 0:
                 problems.append(f"the floors of {rule.key} must not be negative, got "
                                 f"{rule.min_increase} and {rule.min_ratio}")
         if problems:
             raise ValueError("invalid regression policy: " + "; ".join(problems))
+
+    def error_rate(self, judged: int) -> str:
+        """The verdict's error rate in words."""
+        if judged == 0:
+            return "nothing was judged"
+        night = min(1.0, judged * self.alpha)
+        return (f"where nothing changed, each judged figure is falsely 'worse' on at most "
+                f"{self.alpha:.0%} of the nights (exact rank test against the series); "
+                f"this night's {judged} judged figures on at most {night:.0%} (Bonferroni)")
 
 
 @dataclass(frozen=True)
@@ -145,6 +159,7 @@ class Finding:
     limit: float | None
     history_values: int
     reason: str
+    p: float | None = None  # the rank test's p-value ("worse")
 
 
 @dataclass(frozen=True)
@@ -158,11 +173,13 @@ class Verdict:
     history_runs: int = 0
     judged: tuple[str, ...] = ()
     summary: str = ""
+    error_rate: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-able, for the API and the dashboard."""
         return {"status": self.status, "summary": self.summary,
                 "history_runs": self.history_runs, "judged": list(self.judged),
+                "error_rate": self.error_rate,
                 "findings": [vars(f).copy() for f in self.findings]}
 
 
@@ -200,7 +217,7 @@ def judge(figures: Mapping[str, Any], history: Sequence[Mapping[str, Any]],
         if value is None:
             findings += _missing(rule, values, len(window), reasons.get(rule.key))
         else:
-            findings += _worse(rule, value, values, len(window), policy.k)
+            findings += _worse(rule, value, values, len(window), policy.alpha)
 
     status: Status
     if any(f.kind == "lost" for f in findings):
@@ -211,29 +228,41 @@ def judge(figures: Mapping[str, Any], history: Sequence[Mapping[str, Any]],
         status = "ok"
     else:
         status = "insufficient_history"
+    judged_by_test = sum(1 for k in judged if k not in INTEGRITY)
     return Verdict(status, tuple(findings), len(window), tuple(judged),
-                   _summary(status, findings, len(window), policy))
+                   _summary(status, findings, len(window), policy),
+                   policy.error_rate(judged_by_test))
 
 
-def limit_of(rule: FigureRule, values: Sequence[float], k: float) -> tuple[float, float]:
-    """The median of the history values and the limit above which a value is worse: past
-    the history's spread and past the robust margin (module docstring)."""
+def limit_of(rule: FigureRule, values: Sequence[float], alpha: float) -> tuple[float, float]:
+    """The median of the history values and the limit above which a value is worse: where
+    the rank test's p = (1 + values at or above it) / (m + 1) reaches alpha, and past the
+    floors (module docstring). Needs at least as many values as alpha asks."""
     median = statistics.median(values)
-    mad = statistics.median(abs(v - median) for v in values)
-    margin = max(k * ROBUST_SCALE * mad, rule.min_increase, rule.min_ratio * abs(median))
-    return median, max(median + margin, max(values))
+    may_exceed = math.floor(alpha * (len(values) + 1) + 1e-9) - 1  # values at or above it
+    if may_exceed < 0:
+        raise ValueError(f"{len(values)} values cannot reach alpha {alpha}")
+    rank_limit = sorted(values, reverse=True)[may_exceed]
+    floor = max(rule.min_increase, rule.min_ratio * abs(median))
+    return median, max(median + floor, rank_limit)
+
+
+def rank_p(value: float, values: Sequence[float]) -> float:
+    """One-sided exact p-value of a new value against m earlier ones (ties count against)."""
+    return (1 + sum(1 for v in values if v >= value)) / (len(values) + 1)
 
 
 def _worse(rule: FigureRule, value: float, values: list[float], runs: int,
-           k: float) -> list[Finding]:
-    median, limit = limit_of(rule, values, k)
+           alpha: float) -> list[Finding]:
+    median, limit = limit_of(rule, values, alpha)
     if value <= limit:
         return []
     spread = f"[{_fmt(min(values), rule.unit)} to {_fmt(max(values), rule.unit)}]"
+    p = rank_p(value, values)
     return [Finding(rule.key, "worse", value, median, limit, len(values),
                     f"{rule.label} {_fmt(value, rule.unit)} is worse than "
                     f"{_runs(len(values), runs)} (median {_fmt(median, rule.unit)} {spread}, "
-                    f"limit {_fmt(limit, rule.unit)})")]
+                    f"limit {_fmt(limit, rule.unit)}; rank test p {p:.3g})", p)]
 
 
 def _lost(key: str, value: float) -> str:

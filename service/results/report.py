@@ -304,6 +304,7 @@ def report_dict(run: Run) -> dict[str, Any]:
     out["validity"] = _validity(figures.get("validity"))
     # a scale run's (service.runs.capacity_runs): capacity before -> after, data movement
     out["fault_p99_ms"] = figures.get("fault_p99_ms")
+    out["observed_s"] = figures.get("observed_s")  # where a never-reached time is censored
     out["capacity"] = figures.get("capacity")
     out["data_movement_s"] = figures.get("data_movement_s")
     out["data_movement_reason"] = figures.get("data_movement_reason")

@@ -1,22 +1,17 @@
-"""The spread of a figure over repeated trials, and whether a difference is larger than it.
+"""The spread of a figure over repeated trials: its median with the min-max range and, from
+6 trials, the median's exact distribution-free 95% interval (order statistics of the
+binomial; under 6 trials no such interval reaches 95%: at 5, min-max covers 93.75%).
 
-A group of N trials gives each figure as its median with the min-max range and, from 5
-trials on, a bootstrap 95% interval of the median. Two groups differ on a figure only when
-their intervals do not overlap: the 95% intervals when both groups have them, else the
-min-max ranges. Anything else is "within noise"; with fewer than 2 trials on a side there is
-no spread to judge by, and no verdict.
+Whether two groups differ is not read from these: service.results.verdicts judges it with a
+stated test (docs/statistics.md).
 """
 
 from __future__ import annotations
 
-import random
 import statistics
 from dataclasses import asdict, dataclass
+from math import comb
 from typing import Any
-
-BOOTSTRAP_FROM = 5  # trials; fewer make a bootstrap interval meaningless
-RESAMPLES = 2000
-SEED = 20261125  # a figure's interval must not change from one report to the next
 
 
 @dataclass(frozen=True)
@@ -25,14 +20,8 @@ class Spread:
     median: float
     low: float  # min
     high: float  # max
-    ci_low: float | None = None  # bootstrap 95% interval of the median, N >= 5
+    ci_low: float | None = None  # the median's exact 95% interval, N >= 6
     ci_high: float | None = None
-
-    def interval(self) -> tuple[float, float]:
-        """What a difference must clear: the 95% interval if there is one, else min-max."""
-        if self.ci_low is not None and self.ci_high is not None:
-            return self.ci_low, self.ci_high
-        return self.low, self.high
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -43,21 +32,16 @@ def spread(values: list[float | None]) -> Spread | None:
     measured = sorted(float(v) for v in values if v is not None)
     if not measured:
         return None
-    ci = _bootstrap(measured) if len(measured) >= BOOTSTRAP_FROM else (None, None)
+    ci = median_interval(measured)
     return Spread(n=len(measured), median=statistics.median(measured), low=measured[0],
                   high=measured[-1], ci_low=ci[0], ci_high=ci[1])
 
 
-def _bootstrap(values: list[float]) -> tuple[float, float]:
-    rng = random.Random(SEED)
-    medians = sorted(statistics.median(rng.choices(values, k=len(values)))
-                     for _ in range(RESAMPLES))
-    return medians[int(0.025 * RESAMPLES)], medians[int(0.975 * RESAMPLES) - 1]
-
-
-def verdict(a: Spread | None, b: Spread | None) -> str | None:
-    """"different", "within noise", or None when either side has fewer than 2 trials."""
-    if a is None or b is None or a.n < 2 or b.n < 2:
-        return None
-    (a_low, a_high), (b_low, b_high) = a.interval(), b.interval()
-    return "different" if a_high < b_low or b_high < a_low else "within noise"
+def median_interval(ordered: list[float], alpha: float = 0.05) -> tuple[float | None,
+                                                                        float | None]:
+    """[x_(k), x_(n-k+1)] for the largest k with P(Binomial(n, 1/2) < k) <= alpha / 2."""
+    n, k, tail = len(ordered), 0, 0.0
+    while k < n and tail + comb(n, k) / 2 ** n <= alpha / 2:
+        tail += comb(n, k) / 2 ** n
+        k += 1
+    return (ordered[k - 1], ordered[n - k]) if k >= 1 else (None, None)

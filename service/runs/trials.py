@@ -1,6 +1,7 @@
 """`faultline run --trials N`: one experiment repeated N times on one cluster, its runs
 stamped as one group, so that a comparison gives each figure's spread
-(service.results.trial_groups) and says whether a difference is larger than the noise.
+(service.results.trial_groups) and judges each outcome figure by the method of
+docs/statistics.md.
 
 Between two trials, whatever fault a trial left is restored (the fault ledger) and the
 cluster is given up to BETWEEN_TRIALS_S to be healthy and fully redundant again: a trial
