@@ -33,12 +33,14 @@ BENCHMARKS = [
     ("P3-ceph", "bench.p3_openloop", ["--only", "ceph"]),
     ("P4", "bench.p4_sampling", []),
     ("P7-ceph", "bench.p7_calibration", ["--only", "ceph"]),
+    ("P8-ceph", "bench.p8_baseline", ["--only", "ceph"]),
     ("lab down ceph", None, []),
     ("lab up swift", None, []),
     ("P1-swift", "bench.p1_swift", []),
     ("P2-swift", "bench.p2_cpu", ["--only", "swift"]),
     ("P3-swift", "bench.p3_openloop", ["--only", "swift"]),
     ("P7-swift", "bench.p7_calibration", ["--only", "swift"]),
+    ("P8-swift", "bench.p8_baseline", ["--only", "swift"]),
 ]
 FAULTLINE = str(REPO / ".venv" / "bin" / "faultline")
 

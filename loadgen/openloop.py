@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Protocol
 
+from .lag import LagLog
 from .ledger import Ledger
 from .payload import PayloadSource
 from .samples import SampleRecorder
@@ -71,6 +72,8 @@ class OpenLoop:
         self.in_flight = 0
         self.submitted = 0
         self.lag_s: list[float] = []  # submit time - intended time, a bounded sample
+        self.lags = LagLog()  # every operation's lag, by second of the schedule
+        self._schedule_start: float | None = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -101,7 +104,7 @@ class OpenLoop:
     def _schedule(self) -> None:
         choose = op_chooser(self.workload.mix, self.seed)
         rng = random.Random(self.seed + 1)
-        start = self.clock()
+        start = self._schedule_start = self.clock()
         end = start + self.workload.duration_s if self.workload.duration_s else None
         for intended in intended_starts(start + self.phase_s, self.workload.rate):
             if self._stop.is_set() or (end is not None and intended >= end):
@@ -126,8 +129,10 @@ class OpenLoop:
         with self._lock:
             self.in_flight += 1
             self.submitted += 1
+        lag = self.clock() - intended
         if len(self.lag_s) < 100_000:
-            self.lag_s.append(self.clock() - intended)
+            self.lag_s.append(lag)
+        self.lags.add(intended - (self._schedule_start or intended), lag)
         if op == "write":
             container = self.containers[rng.randrange(len(self.containers))]
             name = f"{self.name_prefix}-{next(self._names)}"

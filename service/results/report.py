@@ -329,7 +329,10 @@ def _validity(verdict: dict[str, Any] | None) -> dict[str, Any] | None:
     if verdict is None:
         return None
     return {"valid": verdict.get("valid"), "reasons": verdict.get("reasons") or [],
-            "hint": verdict.get("hint"), "injected_anyway": bool(verdict.get("injected_anyway"))}
+            "hint": verdict.get("hint"), "injected_anyway": bool(verdict.get("injected_anyway")),
+            # how long the baseline really was, and why it was extended (None: not recorded)
+            "baseline_s": verdict.get("baseline_s"), "measured_s": verdict.get("measured_s"),
+            "extensions": verdict.get("extensions") or []}
 
 
 def kept_out(entry: dict[str, Any]) -> bool:

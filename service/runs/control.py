@@ -54,6 +54,7 @@ from clusters.exceptions import ClusterError, ProtectedCluster
 from loadgen.cpu import CpuMark
 from loadgen.drivers import driver_for
 from loadgen.exceptions import LoadError
+from loadgen.lag import LagCounts
 from loadgen.metrics import DriverMetrics
 from loadgen.metrics import serve as serve_metrics
 from loadgen.session import LoadSession
@@ -262,14 +263,33 @@ class RunControl:
 
     def judge_baseline(self, start: float, end: float) -> None:
         """Judge the baseline window [start, end) before anything is injected
-        (service.results.baseline). One that did not hold interrupts the run: nothing is
-        injected, the rollbacks (idempotent restores) run, and the run ends `invalid` with
-        the reason; unless the experiment asked to inject anyway (`baseline.on_invalid`)."""
-        window = baseline.window_of(
-            self._recorded_seconds(end), start, end,
-            None if self.workload.workers else self.workload.rate, self._lags(start, end),
-            self._generator_cpu(), self._cluster_problems(start, end))
-        verdict = {**baseline.judge(window), "on_invalid": self.on_invalid}
+        (service.results.baseline). One that is not steady is measured on, a window of the
+        same length sliding on, up to the stated limit (`baseline.extension_s`); the verdict
+        says how long the baseline really was and why it was extended. One that did not hold
+        interrupts the run: nothing is injected, the rollbacks (idempotent restores) run,
+        and the run ends `invalid` with the reason; unless the experiment asked to inject
+        anyway (`baseline.on_invalid`)."""
+        planned = end - start
+        extensions: list[dict[str, Any]] = []
+        while True:
+            window = baseline.window_of(
+                self._recorded_seconds(end), end - planned, end,
+                None if self.workload.workers else self.workload.rate,
+                self._lags(end - planned, end), self._generator_cpu(),
+                self._cluster_problems(end - planned, end))
+            verdict = baseline.judge(window)
+            more = baseline.extension_s(verdict, planned, end - start)
+            if more is None:
+                break
+            extensions.append({"after_s": round(end - start, 1), "reasons": verdict["reasons"]})
+            self.recorder.event("baseline_extended", after_s=round(end - start, 1),
+                                more_s=more, reasons=verdict["reasons"])
+            logger.info(f"The baseline is not steady yet ({baseline.summary(verdict)}); "
+                        f"measuring {more:.0f} s more")
+            end += more
+            time.sleep(max(0.0, end - time.time()))
+        verdict = {**verdict, "on_invalid": self.on_invalid, "baseline_s": planned,
+                   "measured_s": round(end - start, 1), "extensions": extensions}
         if self.validity is None or not verdict["valid"]:  # a fill's run judges twice
             self.validity = verdict
         self.recorder.event("baseline_judged", valid=verdict["valid"],
@@ -299,16 +319,13 @@ class RunControl:
                 return seconds
             time.sleep(0.5)
 
-    def _lags(self, start: float, end: float) -> list[float] | None:
-        """The open loop's schedule lags of the operations it meant to start in the window
-        (the i-th operation is meant for i/rate after the load's start)."""
-        loop = getattr(self.load, "loop", None)
-        lags = getattr(loop, "lag_s", None)
+    def _lags(self, start: float, end: float) -> LagCounts | None:
+        """The schedule lags of every operation the open loop meant to start in the window
+        (its schedule starts with the load)."""
+        lags = getattr(getattr(self.load, "loop", None), "lags", None)
         if lags is None or self.workload.workers or self.load.started_at is None:
             return None  # a closed loop, or drivers on other hosts
-        rate = self.workload.rate
-        first = max(0, int((start - self.load.started_at) * rate))
-        return list(lags[first:int((end - self.load.started_at) * rate)])
+        return lags.window(start - self.load.started_at, end - self.load.started_at)
 
     def _generator_cpu(self) -> float | None:
         """Cores this process used since the load (or the baseline after a fill) started;

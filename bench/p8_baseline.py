@@ -1,0 +1,136 @@
+"""P8: the baseline check's false alarms and its detection, on the healthy labs. Baseline-only
+runs (`faultline run` of an experiment that injects nothing: a 5 s ramp, the default 20 s
+baseline, then a 1 s hold), through the whole service as an operator runs them:
+- false invalid: `--runs` runs (default 20) at 10% and at 50% of the calibrated capacity,
+  with 4 KiB and with 1 MiB objects; a run whose baseline was judged not to hold counts.
+  Target: at most the check's stated rate, 1% (at least one allowed per system);
+- detection: `--overload-runs` runs (default 5) at twice the capacity, each size; every one
+  must be invalid.
+A run that ends otherwise (failed, interrupted) is neither: it is listed in the detail.
+Each shape is calibrated by the first run that needs it (the default settings, about 3 min;
+`--quick` for 3 s stages), then reused. The runs go in the database of DATABASE_URL.
+
+    .venv/bin/python -m bench.p8_baseline [--only ceph|swift] [--runs N]
+        [--overload-runs N] [--sizes 4096,1048576] [--quick] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from sqlalchemy import select
+
+from service.store import db
+from service.store.models import Run
+
+from .labs import NAMES, REPO, cluster
+from .results import Row, arguments, report
+
+FAULTLINE = str(REPO / ".venv" / "bin" / "faultline")
+SHARES = ("10%", "50%")
+OVERLOAD = "200%"
+STATED_RATE = 0.01  # the check's false-alarm rate (service.results.baseline)
+QUICK = {"stage_s": 3, "warmup_s": 1, "max_in_flight": 16}
+HOLD = {"ceph": "probes.ceph", "swift": "probes.swift"}
+
+
+def experiment(kind: str, title: str, rate: str, size: int, quick: bool) -> dict:
+    control = {"workload": {"containers": 1, "objects_per_container": 20,
+                            "object_size": size, "mix": {"read": 80, "write": 15,
+                                                         "delete": 5},
+                            "rate": rate, "ramp_s": 5, "baseline_s": 20},
+               "tail_s": 1, "restore": None}
+    if quick:
+        control["calibration"] = QUICK
+    return {
+        "version": "1.0.0", "title": title, "description": "P8: a baseline-only run",
+        "configuration": {"faultline_cluster": {"type": "env", "key": "FAULTLINE_CLUSTER",
+                                                "default": NAMES[kind]}},
+        "controls": [{"name": "faultline", "provider": {
+            "type": "python", "module": "service.control", "arguments": control}}],
+        "method": [{"type": "probe", "name": "hold", "pauses": {"after": 1}, "provider": {
+            "type": "python", "module": HOLD[kind], "func": "cluster_state"}}],
+        "rollbacks": [],
+    }
+
+
+def baseline_run(kind: str, rate: str, size: int, quick: bool) -> dict:
+    """One run; what its baseline check said."""
+    title = f"P8 baseline {kind} {size} B {rate} {time.time():.3f}"
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "baseline.json"
+        path.write_text(json.dumps(experiment(kind, title, rate, size, quick)))
+        done = subprocess.run([FAULTLINE, "run", str(path), "--cluster", NAMES[kind]],
+                              cwd=REPO, capture_output=True, text=True, timeout=1800)
+    with db.session_factory()() as session:
+        run = session.execute(select(Run).where(Run.title == title)).scalar_one_or_none()
+        if run is None:
+            return {"rate": rate, "size": size, "run_id": None, "status": "not started",
+                    "error": (done.stderr or done.stdout)[-500:]}
+        validity = (run.figures or {}).get("validity") or {}
+        return {"rate": rate, "size": size, "run_id": run.id, "status": run.status,
+                "ops_s": run.workload.get("rate"), "valid": validity.get("valid"),
+                "reasons": validity.get("reasons"), "measured_s": validity.get("measured_s"),
+                "extensions": len(validity.get("extensions") or [])}
+
+
+def judged_invalid(result: dict) -> bool:
+    return result["status"] == "invalid" and result["valid"] is False
+
+
+def judged(result: dict) -> bool:
+    """The check gave a verdict: the run held its baseline or was stopped by it."""
+    return result["status"] == "completed" or judged_invalid(result)
+
+
+def rows_for(kind: str, sizes: list[int], runs: int, overload_runs: int,
+             quick: bool) -> list[Row]:
+    cluster(kind)  # started if it is not up
+    healthy = [baseline_run(kind, share, size, quick)
+               for size in sizes for share in SHARES for _ in range(runs)]
+    overloaded = [baseline_run(kind, OVERLOAD, size, quick)
+                  for size in sizes for _ in range(overload_runs)]
+    counted = [r for r in healthy if judged(r)]
+    false = sum(judged_invalid(r) for r in counted)
+    allowed = max(1, math.floor(STATED_RATE * len(counted)))
+    caught = [r for r in overloaded if judged(r)]
+    detected = sum(judged_invalid(r) for r in caught)
+    shapes = ", ".join(f"{s} B" for s in sizes)
+    return [
+        Row(f"P8-{kind}-false", f"baseline-only runs at {' and '.join(SHARES)} of capacity "
+            f"({shapes}) judged invalid, of {len(counted)}", false, "runs",
+            target=f"<= {allowed} (the stated {STATED_RATE:.0%})",
+            met=(false <= allowed) if counted else None,
+            gap="" if counted else "no run was judged",
+            detail={"runs": healthy, "not_judged": len(healthy) - len(counted)}),
+        Row(f"P8-{kind}-detect", f"runs at {OVERLOAD} of capacity ({shapes}) judged invalid, "
+            f"of {len(caught)}", detected, "runs", target=f"all {len(caught)}",
+            met=(detected == len(caught)) if caught else None,
+            gap="" if caught else "no run was judged",
+            detail={"runs": overloaded, "not_judged": len(overloaded) - len(caught)}),
+    ]
+
+
+def main() -> None:
+    parser = arguments(__doc__)
+    parser.add_argument("--only", choices=sorted(NAMES))
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--overload-runs", type=int, default=5)
+    parser.add_argument("--sizes", default="4096,1048576")
+    parser.add_argument("--quick", action="store_true", help="calibrate with 3 s stages")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    rows = []
+    for kind in sorted(NAMES):
+        if args.only in (None, kind):
+            rows += rows_for(kind, sizes, args.runs, args.overload_runs, args.quick)
+    report(rows, args.json)
+
+
+if __name__ == "__main__":
+    main()
