@@ -17,6 +17,7 @@ EVENT_LABELS = {
     "load_started": "load started",
     "baseline_started": "baseline started",
     "baseline_judged": "baseline judged",
+    "baseline_extended": "baseline extended (not yet steady)",
     "capacity_measured": "capacity measured",
     "abort_alerts_silenced": "abort alerts found silenced",
     # the experiment's steps and the fault
