@@ -7,7 +7,8 @@ intended start: no coordinated omission). Targets: rate within 1%, lag p99 < 5 m
 stall >= 2 s in the max (the p99 of the seconds it ended in is in the detail). The stall
 must also show in the run's figures, computed from its samples as a run's are
 (service.results.analysis, the stall as the fault): every start the open loop could not
-issue is an error of class `not started`, and the deficit is at least the stall less the
+issue is an error of class `not started` (the stalled load allows half the stall's starts in
+flight, so some must be missed), and the deficit is at least the stall less the
 1 s an operation may wait and still be on time (5% allowed for the baseline's own noise),
 however much of it the catch-up burst after the SIGCONT washed out of the mean drop.
 
@@ -93,7 +94,11 @@ def measure(kind: str, seconds: float) -> list[Row]:
         raise RuntimeError(f"no {STALLED[kind]} process of the {kind} lab found to stall")
     stall = Stall(pids, at_s=10.0)
     try:
-        stalled = run_load(cluster, {**WORKLOAD, "rate": rate}, 25.0, during=stall)
+        # at most half the stall's starts may wait: the others must be missed starts, whatever
+        # the capacity (at 1,024 in flight a slow lab's stall misses none)
+        stalled = run_load(cluster, {**WORKLOAD, "rate": rate,
+                                     "max_in_flight": max(1, int(rate * STALL_S / 2))},
+                           25.0, during=stall)
     finally:
         stall.resume()
     worst = stalled.max_latency_ms()
@@ -140,7 +145,7 @@ def stall_in_figures(kind: str, samples: list[Sample], stopped_wall: float | Non
     """The stall as the run's figures show it, the stall taken as the fault."""
     what = (f"a {STALL_S:g} s stall in the figures: deficit (every missed start an error "
             "of class 'not started')")
-    target = f">= {0.95 * (STALL_S - ON_TIME_S):g} s, all missed starts 'not started'"
+    target = f">= {0.95 * (STALL_S - ON_TIME_S):g} s; missed starts, all 'not started'"
     if stopped_wall is None or not samples:
         return Row(f"P3-{kind}", what, None, "s", target=target, met=False,
                    gap="the stall did not happen")
@@ -150,7 +155,7 @@ def stall_in_figures(kind: str, samples: list[Sample], stopped_wall: float | Non
     missed = sum(s.missed for s in seconds if s.ts + 1 > stopped_wall)
     not_started = f["errors_by_class"].get("not started", 0)
     met = (f["deficit_s"] is not None and f["deficit_s"] >= 0.95 * (STALL_S - ON_TIME_S)
-           and not_started == missed)
+           and missed > 0 and not_started == missed)
     return Row(f"P3-{kind}", what, f["deficit_s"], "s", target=target, met=met,
                gap="" if met else "see bench/README.md",
                detail={"deficit_ops": f["deficit_ops"], "offered_ops": f.get("offered_ops"),
