@@ -24,6 +24,8 @@ from service.store.models import FaultRecord, Run
 
 # figure key -> (metric name, help); seconds and ratios in base units, as Prometheus asks
 RESULT_FIGURES = (
+    ("deficit_s", "faultline_last_deficit_seconds",
+     "Operations not served on time during the fault, in seconds of full load"),
     ("throughput_drop", "faultline_last_throughput_drop_ratio",
      "Mean throughput drop from the fault until clients recovered (0-1)"),
     ("worst_second_drop", "faultline_last_worst_second_drop_ratio",

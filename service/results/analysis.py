@@ -7,9 +7,21 @@ Times are seconds from t_fault, the moment the fault action returned, except
   ramp-up until the fault, or, when the experiment prepares the cluster first
   (a fill), from the end of that step;
 - `errors` counts every failed operation from t_fault to the end of the load;
-- the fault window (for the throughput drop) runs from t_fault to full
-  redundancy (while the fault persists, else after the restore), or to the end
-  of the load if the cluster never got there;
+- a start the open loop could not issue (a missed start: the driver was
+  saturated, or the cluster stalled with max_in_flight operations waiting) is
+  an error of class `not started`, of its operation: it was never sent, so it
+  has no latency to count, and an error is what the client got;
+- the fault window (for the deficit and the throughput drop) runs from t_fault
+  to full redundancy (while the fault persists, else after the restore), or to
+  the end of the load if the cluster never got there;
+- the deficit (`deficit_ops`, `deficit_s`; service/results/deficit.py) is the
+  headline loss of throughput: operations not served on time against the
+  offered rate. The mean drop (`throughput_drop`) is kept for old runs and
+  the API, but a catch-up burst after a stall washes it out;
+- clients that never dipped (every second of the fault window good, as the
+  client recovery counts it) had no disruption: `time_to_client_recovery_s` is
+  then None with a reason starting "no disruption", not 0 s (an instant
+  recovery), and `client_disruption` is False;
 - "fully redundant" must hold for 10 s (and on at least 3 samples), because
   right after an OSD boots, or is marked out, Ceph reports every PG clean for a
   few seconds before peering starts (seen: 3 clean polls, then 8 PGs peering);
@@ -25,10 +37,14 @@ from typing import Any
 
 from loadgen.samples import merge_histograms
 
+from .deficit import deficit, on_time_ops
+
 CLIENT_RECOVERY_HOLD_S = 10
 CLIENT_RECOVERY_TOLERANCE = 0.05
 STABLE_POLLS = 3
 STABLE_HOLD_S = 10.0
+NOT_STARTED = "not started"  # the error class of a missed start
+NO_DISRUPTION = "no disruption"  # how the reason of clients that never dipped begins
 
 
 @dataclass(frozen=True)
@@ -42,6 +58,9 @@ class Second:
     errors_by_class: dict[str, int] = field(default_factory=dict)
     histograms: tuple[str, ...] = ()
     errors_by_op: dict[str, int] = field(default_factory=dict)
+    # intended starts the open loop could not issue (not in `errors`: failed operations)
+    missed: int = 0
+    missed_by_op: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -73,12 +92,14 @@ def analyze(seconds: list[Second], points: list[ClusterPoint], tl: Timeline,
 
     _baseline(seconds, tl, figures, reasons)
     if tl.fault is None:
-        for key in ("errors", "throughput_drop", "worst_second_drop", "time_to_detect_s",
-                    "time_to_client_recovery_s", "time_to_full_redundancy_s",
-                    "time_to_full_redundancy_after_restore_s", "data_at_risk_s"):
+        for key in ("errors", "deficit_ops", "deficit_s", "throughput_drop",
+                    "worst_second_drop", "time_to_detect_s", "time_to_client_recovery_s",
+                    "time_to_full_redundancy_s", "time_to_full_redundancy_after_restore_s",
+                    "data_at_risk_s"):
             figures[key] = None
             reasons[key] = "no fault was injected"
         figures["errors_by_class"] = figures["errors_by_op"] = {}
+        figures["client_disruption"] = None
     else:
         _errors(seconds, tl.fault, figures)
         # how long after the fault the run watched: a time never reached is "> this"
@@ -135,6 +156,10 @@ def _errors(seconds: list[Second], fault: float, figures: dict) -> None:
             for cls, n in s.errors_by_class.items():
                 by_class[cls] = by_class.get(cls, 0) + n
             for op, n in s.errors_by_op.items():
+                by_op[op] = by_op.get(op, 0) + n
+            if s.missed:
+                by_class[NOT_STARTED] = by_class.get(NOT_STARTED, 0) + s.missed
+            for op, n in s.missed_by_op.items():
                 by_op[op] = by_op.get(op, 0) + n
     figures["errors"] = sum(by_class.values())
     figures["errors_by_class"] = by_class
@@ -195,16 +220,27 @@ def _throughput(seconds: list[Second], tl: Timeline, end: float, figures: dict,
     window = [s for s in seconds if s.ts + 1 > tl.fault and s.ts < end]
     base = figures.get("baseline_ops")
     if not base or not window:
-        figures["throughput_drop"] = figures["worst_second_drop"] = None
         why = "no baseline" if not base else "no load during the fault window"
-        reasons["throughput_drop"] = reasons["worst_second_drop"] = why
+        for key in ("deficit_ops", "deficit_s", "throughput_drop", "worst_second_drop"):
+            figures[key] = None
+            reasons[key] = why
         return
-    mean = sum(s.ops for s in window) / len(window)
     figures["fault_window_s"] = round(end - tl.fault, 3)
     # the latency the clients saw while the fault lasted, beside the baseline's p99
     merged = merge_histograms([h for s in window for h in s.histograms])
     figures["fault_p99_ms"] = (merged.get_value_at_percentile(99) / 1000
                                if merged.get_total_count() > 0 else None)
+    if merged.get_total_count() < sum(s.ops for s in window):
+        # some operations have no latency: which of them were on time is not known
+        figures["deficit_ops"] = figures["deficit_s"] = None
+        reasons["deficit_ops"] = reasons["deficit_s"] = (
+            "the latency of some operations of the fault window was not recorded")
+    else:
+        offered, missing, missing_s = deficit(base, len(window), on_time_ops(merged))
+        figures["offered_ops"] = round(offered)
+        figures["deficit_ops"] = round(missing)
+        figures["deficit_s"] = round(missing_s, 3)
+    mean = sum(s.ops for s in window) / len(window)
     figures["throughput_drop"] = _fraction(1 - mean / base)
     figures["worst_second_drop"] = _fraction(1 - min(s.ops for s in window) / base)
 
@@ -220,6 +256,7 @@ def _client_recovery(seconds: list[Second], fault: float, window_end: float, fig
     marked out 30 s after the kill stalls the clients a second time, and they have not
     recovered before that."""
     base = figures.get("baseline_ops")
+    figures["client_disruption"] = None
     if not base:
         figures["time_to_client_recovery_s"] = None
         reasons["time_to_client_recovery_s"] = "no baseline"
@@ -254,7 +291,7 @@ def _client_recovery(seconds: list[Second], fault: float, window_end: float, fig
 
     start = None  # start of the current run of good, contiguous seconds
     for i, s in enumerate(after):
-        good = s.errors == 0 and good_ops[i]
+        good = s.errors == 0 and s.missed == 0 and good_ops[i]
         contiguous = i > 0 and s.ts - after[i - 1].ts <= 1 + 1e-6
         if not good:
             start = None
@@ -262,8 +299,18 @@ def _client_recovery(seconds: list[Second], fault: float, window_end: float, fig
         if start is None or not contiguous:
             start = s.ts
         if s.ts + 1 - start >= CLIENT_RECOVERY_HOLD_S and s.ts + 1 >= window_end:
-            figures["time_to_client_recovery_s"] = round(max(0.0, start - fault), 3)
+            # good from the fault's own second on: nothing to recover from
+            figures["client_disruption"] = start > fault
+            figures["time_to_client_recovery_s"] = (round(start - fault, 3)
+                                                    if start > fault else None)
+            if start <= fault:
+                reasons["time_to_client_recovery_s"] = (
+                    f"{NO_DISRUPTION}: the clients never dipped below "
+                    f"{1 - CLIENT_RECOVERY_TOLERANCE:.0%} of the baseline throughput and had "
+                    "no error and no missed start, from the fault to the end of the fault "
+                    "window")
             return
+    figures["client_disruption"] = True
     figures["time_to_client_recovery_s"] = None
     reasons["time_to_client_recovery_s"] = (
         f"throughput never stayed within {CLIENT_RECOVERY_TOLERANCE:.0%} of the baseline with "

@@ -24,7 +24,7 @@ from service.store.models import PG_INT_MAX, Run
 from .exceptions import CompareError
 from .figures import RunNotFound
 from .formatting import format_value, label_of
-from .report import FIGURE_KEYS, NOTES, figure_labels, kept_out, report_dict
+from .report import API_KEYS, FIGURE_KEYS, NOTES, figure_labels, kept_out, report_dict
 from .trial_groups import describe, trial_groups
 
 DEFAULT_API = {"ceph": "rados", "swift": "swift"}
@@ -79,10 +79,10 @@ def unrecorded_entry(*, name: str, title: str, cluster: str, cluster_kind: str,
         "fault": None, "verify": None, "release": None, "note": NOTES.get(cluster_kind),
         "topology_note": [],
     }
-    for key in FIGURE_KEYS:
+    for key in API_KEYS:
         entry[key] = None
     entry["reasons"] = {key: "the experiment failed before Faultline recorded a run"
-                        for key in FIGURE_KEYS}
+                        for key in API_KEYS}
     return entry
 
 

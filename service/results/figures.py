@@ -22,14 +22,15 @@ def get_run(session: Session, run_id: int) -> Run:
 
 
 def seconds_of(session: Session, run_id: int, since: float | None = None) -> list[Second]:
-    """Per-second load summed over op types (only the seconds after `since`, if given)."""
+    """Per-second load summed over op types (only the seconds after `since`, if given), with
+    the missed starts of each second and of each operation."""
     query = select(LoadSample).where(LoadSample.run_id == run_id)
     if since is not None:
         query = query.where(LoadSample.ts > since)
     rows = session.execute(query).scalars()
     acc: dict[float, dict[str, Any]] = defaultdict(
         lambda: {"ops": 0, "bytes": 0, "errors": 0, "by_class": defaultdict(int),
-                 "by_op": defaultdict(int), "h": []})
+                 "by_op": defaultdict(int), "h": [], "missed": defaultdict(int)})
     for r in rows:
         a = acc[r.ts]
         a["ops"] += r.ops
@@ -41,9 +42,12 @@ def seconds_of(session: Session, run_id: int, since: float | None = None) -> lis
             a["by_class"][cls] += n
         if r.histogram:
             a["h"].append(r.histogram)
+        if r.missed:
+            a["missed"][r.op] += r.missed
     return [Second(ts=ts, ops=a["ops"], bytes=a["bytes"], errors=a["errors"],
                    errors_by_class=dict(a["by_class"]), histograms=tuple(a["h"]),
-                   errors_by_op=dict(a["by_op"]))
+                   errors_by_op=dict(a["by_op"]), missed=sum(a["missed"].values()),
+                   missed_by_op=dict(a["missed"]))
             for ts, a in sorted(acc.items())]
 
 

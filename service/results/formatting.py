@@ -15,6 +15,8 @@ LABELS = {
     "errors": "errors",
     "errors_by_class": "errors by class",
     "errors_by_op": "errors by operation",
+    "deficit_ops": "deficit (operations not served on time)",
+    "deficit_s": "deficit (seconds of full load)",
     "throughput_drop": "throughput drop (mean over the fault)",
     "worst_second_drop": "throughput drop (worst second)",
     "time_to_detect_s": "time to detect",
@@ -32,6 +34,7 @@ UNITS = {
     "baseline_p99_ms": " ms", "time_to_detect_s": " s", "time_to_client_recovery_s": " s",
     "time_to_full_redundancy_s": " s", "time_to_full_redundancy_after_restore_s": " s",
     "restore_at_s": " s", "time_to_alert_s": " s", "data_at_risk_s": " s",
+    "deficit_ops": " ops", "deficit_s": " s",
 }
 FRACTIONS = ("throughput_drop", "worst_second_drop")
 

@@ -16,7 +16,7 @@ from service.store.scrub import scrub_json
 from .event_labels import event_label
 from .exceptions import JournalNotRecorded, RunQueryError
 from .figures import get_run
-from .report import FIGURE_KEYS, figure_labels, report_dict
+from .report import API_KEYS, figure_labels, report_dict
 
 STATUSES = ("queued", "cancelled", "running", "completed", "deviated", "interrupted", "invalid",
             "failed")
@@ -110,10 +110,10 @@ def figures(sessions: sessionmaker[Session], run_id: int) -> dict[str, Any]:
     """The run's figures, for each one that is null, why, and each one's label."""
     with sessions() as session:
         run = get_run(session, run_id)
-        stored = dict(run.figures or {})
-        reasons = stored.pop("reasons", {}) or {}
-        values = {key: stored.get(key) for key in FIGURE_KEYS}
-        why = {key: reasons.get(key) or _missing(run) for key, v in values.items() if v is None}
+        data = report_dict(run)  # as the report reads them (an old run's reasons included)
+        values = {key: data.get(key) for key in API_KEYS}
+        why = {key: data["reasons"].get(key) or _missing(run)
+               for key, v in values.items() if v is None}
         return {"run_id": run.id, "status": run.status, "figures": values, "reasons": why,
                 "labels": figure_labels()}
 

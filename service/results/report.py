@@ -6,26 +6,35 @@ from typing import Any
 
 from service.store.models import Run
 
+from .analysis import CLIENT_RECOVERY_TOLERANCE, NO_DISRUPTION, NOT_STARTED
 from .capacity_change import capacity_lines
 from .corruption import corruption_figures, corruption_lines
+from .deficit import ON_TIME_S
 from .formatting import count_rows, label_of
 from .heals import heal_lines, heals
 from .silenced import silenced_note
 
+# the figures a report, a comparison and the run page show
 FIGURE_KEYS = (
     "baseline_ops", "baseline_mbps", "baseline_p50_ms", "baseline_p99_ms", "errors",
-    "errors_by_class", "errors_by_op", "throughput_drop", "worst_second_drop", "time_to_detect_s",
-    "time_to_client_recovery_s", "time_to_full_redundancy_s",
+    "errors_by_class", "errors_by_op", "deficit_ops", "deficit_s", "worst_second_drop",
+    "time_to_detect_s", "time_to_client_recovery_s", "time_to_full_redundancy_s",
     "time_to_full_redundancy_after_restore_s", "restore_at_s", "time_to_alert_s",
     "data_at_risk_s",
     "lost_objects", "corrupt_objects",
 )
+# kept in the JSON for old runs and old clients, no longer shown: the mean drop, which the
+# catch-up burst after a stall washes out (the deficit replaced it)
+COMPAT_KEYS = ("throughput_drop",)
+API_KEYS = FIGURE_KEYS + COMPAT_KEYS
+DEFICIT_KEYS = ("deficit_ops", "deficit_s")
+OLD_RUN_DEFICIT = "the run was recorded before Faultline measured the deficit"
 
 
 
 def figure_labels() -> dict[str, str]:
     """Each figure's label by its key: the JSON keeps the keys and carries these beside them."""
-    return {key: label_of(key) for key in FIGURE_KEYS}
+    return {key: label_of(key) for key in API_KEYS}
 
 
 NOTES = {
@@ -253,8 +262,11 @@ def slow_but_up(daemon: str | None, figures: dict[str, Any], what: str = "thrott
     reported = f"the cluster reported it at {seen:.1f} s" if seen is not None else \
         "the cluster never reported it"
     drop, worst = figures.get("throughput_drop"), figures.get("worst_second_drop")
-    clients = ("n/a" if drop is None else
-               f"{drop:.0%} of throughput lost, {worst or 0:.0%} in the worst second, "
+    deficit_s = figures.get("deficit_s")
+    lost = (f"{deficit_s:.1f} s of full load not served on time" if deficit_s is not None
+            else f"{drop:.0%} of throughput lost" if drop is not None else None)
+    clients = ("n/a" if lost is None else
+               f"{lost}, {worst or 0:.0%} in the worst second, "
                f"{figures.get('errors') or 0} errors")
     return (f"slow but up: {daemon} stayed up for {up:.1f} s of its {held:.1f} s {what} "
             f"({reported}); clients meanwhile: {clients}")
@@ -290,10 +302,15 @@ def report_dict(run: Run) -> dict[str, Any]:
         # the admin who let the run override the blast-radius guard (allow_unavailable)
         "guard_override_by": run.guard_override_by,
     }
-    for key in FIGURE_KEYS:
+    for key in API_KEYS:
         out[key] = figures.get(key)
+    reasons = {**reasons, **_old_run_reasons(figures, reasons, out)}
     out["reasons"] = {k: v for k, v in reasons.items() if out.get(k) is None}
     out["labels"] = figure_labels()
+    # False: the clients never dipped during the fault (time to client recovery is n/a)
+    out["client_disruption"] = figures.get("client_disruption",
+                                           False if no_disruption(out) else None)
+    out["offered_ops"] = figures.get("offered_ops")
     out["verify"] = run.verify
     out["note"] = NOTES.get(run.cluster_kind)
     out["fault_note"] = fault_note(run.cluster_kind, *_activities(run))
@@ -311,6 +328,32 @@ def report_dict(run: Run) -> dict[str, Any]:
     # what a worker's auto-heal restored (or failed to) after the run's process died
     out["heals"] = heals(run)
     return out
+
+
+def _old_run_reasons(figures: dict[str, Any], reasons: dict[str, str],
+                     out: dict[str, Any]) -> dict[str, str]:
+    """Why a run recorded before the deficit and the no-disruption outcome existed has no
+    deficit, and its 0 s client recovery read as what it was: the old rule gave 0 s exactly
+    when the clients never dipped, which is now n/a with a "no disruption" reason."""
+    if "throughput_drop" not in figures or "client_disruption" in figures:
+        return {}  # a new run (or one without figures): its own reasons say it all
+    # no drop (no fault, no baseline) is no deficit for the same reason
+    why = reasons.get("throughput_drop") or OLD_RUN_DEFICIT
+    added = {key: why for key in DEFICIT_KEYS if figures.get(key) is None}
+    if figures.get("time_to_client_recovery_s") == 0:
+        out["time_to_client_recovery_s"] = None
+        added["time_to_client_recovery_s"] = (
+            f"{NO_DISRUPTION}: the clients never dipped below "
+            f"{1 - CLIENT_RECOVERY_TOLERANCE:.0%} of the baseline throughput and had no error "
+            "from the fault to the end of the fault window (recorded as 0 s before Faultline "
+            "told the two apart; missed starts were not counted then)")
+    return added
+
+
+def no_disruption(data: dict[str, Any]) -> bool:
+    """The clients never dipped: time to client recovery is n/a for that reason."""
+    return ((data.get("reasons") or {}).get("time_to_client_recovery_s") or ""
+            ).startswith(NO_DISRUPTION)
 
 
 def scale_lines(data: dict[str, Any]) -> list[str]:
@@ -388,6 +431,25 @@ def _pct(v: float | None) -> str:
     return "n/a" if v is None else f"{v * 100:.1f}%"
 
 
+def _deficit(data: dict[str, Any]) -> str:
+    """The deficit in operations and in seconds of full load; for a run recorded before it,
+    n/a and the mean drop it had."""
+    if data.get("deficit_ops") is None:
+        drop = data.get("throughput_drop")
+        return "n/a" + (f" (mean throughput drop {_pct(drop)})" if drop is not None else "")
+    offered = (f" of {data['offered_ops']} offered in the fault window"
+               if data.get("offered_ops") is not None else "")
+    return (f"{data['deficit_ops']} operations not served within {ON_TIME_S:g} s of their "
+            f"intended start{offered}: {_fmt(data['deficit_s'], ' s')} of full load")
+
+
+def _not_started(data: dict[str, Any]) -> str:
+    """How many of the errors are starts the open loop could not issue."""
+    n = (data.get("errors_by_class") or {}).get(NOT_STARTED)
+    return (f" ({n} of them not started: the load's in-flight limit was reached, the cluster "
+            "stalled or was too slow)") if n else ""
+
+
 def format_report(data: dict[str, Any]) -> str:
     lines = [
         f"Run {data['run_id']}: {data['title']}",
@@ -399,13 +461,15 @@ def format_report(data: dict[str, Any]) -> str:
         f"  baseline                     {_fmt(data['baseline_ops'])} ops/s, "
         f"{_fmt(data['baseline_mbps'])} MB/s, p50 {_fmt(data['baseline_p50_ms'], ' ms')}, "
         f"p99 {_fmt(data['baseline_p99_ms'], ' ms')}",
-        f"  errors                       {_fmt(data['errors'])}{_error_counts(data)}",
-        f"  throughput drop              {_pct(data['throughput_drop'])} mean, "
-        f"{_pct(data['worst_second_drop'])} worst second"
+        f"  errors                       {_fmt(data['errors'])}{_error_counts(data)}"
+        + _not_started(data),
+        f"  deficit                      {_deficit(data)}",
+        f"  worst second                 {_pct(data['worst_second_drop'])} below the baseline"
         + (f"; p99 {_fmt(data['fault_p99_ms'], ' ms')} during the fault"
            if data.get("fault_p99_ms") is not None else ""),
         f"  time to detect               {_fmt(data['time_to_detect_s'], ' s')}",
-        f"  time to client recovery      {_fmt(data['time_to_client_recovery_s'], ' s')}",
+        "  time to client recovery      " + ("none needed: no disruption" if no_disruption(data)
+                                             else _fmt(data['time_to_client_recovery_s'], ' s')),
         f"  time to full redundancy      {_fmt(data['time_to_full_redundancy_s'], ' s')} "
         "(while the fault persists)",
         f"  restored at                  {_fmt(data['restore_at_s'], ' s')}; fully redundant "

@@ -31,7 +31,9 @@ def run_series(session: Session, run_id: int, since: float | None = None) -> dic
     """The run's series as JSON-able data (RunNotFound for an unknown run).
 
     Each load and cluster point has `t` (seconds from the origin) and `ts` (epoch seconds);
-    `origin_ts` is the origin's epoch. With `since` (epoch seconds), only the points after
+    `origin_ts` is the origin's epoch. A load point's `errors` counts, as the figures do,
+    the failed operations and the starts the open loop could not issue (`not_started`, of
+    which they are part). With `since` (epoch seconds), only the points after
     it: a live page asks for what is new (the percentiles of a second merge its histograms,
     too much to redo for a whole run every 2 s); the events always come whole.
     """
@@ -47,9 +49,10 @@ def run_series(session: Session, run_id: int, since: float | None = None) -> dic
         "run_id": run.id, "cluster_kind": run.cluster_kind, "status": run.status,
         "ended": run.status not in ACTIVE, "origin": timeline["origin"], "origin_ts": origin,
         "since": since,
-        "load": [{"t": round(ts - origin, 2), "ts": ts, "ops": ops, "errors": errors,
+        "load": [{"t": round(ts - origin, 2), "ts": ts, "ops": ops,
+                  "errors": errors + not_started, "not_started": not_started,
                   "p50_ms": p50_ms, "p99_ms": p99_ms}
-                 for ts, ops, errors, p50_ms, p99_ms in seconds],
+                 for ts, ops, errors, not_started, p50_ms, p99_ms in seconds],
         "cluster": [{**cluster_point(c.ts - origin, c.health, c.state), "ts": c.ts}
                     for c in samples],
         "events": timeline["events"],
@@ -70,10 +73,10 @@ def run_timeline(session: Session, run: Run) -> dict[str, Any]:
                        for e in events]}
 
 
-def _seconds(session: Session, run_id: int,
-             since: float | None) -> list[tuple[float, int, int, float | None, float | None]]:
-    """(ts, ops, errors, p50 ms, p99 ms) of each second, summed over op types in the
-    database; the percentiles merged when the second was stored (LoadSample.second_p50_ms,
+def _seconds(session: Session, run_id: int, since: float | None
+             ) -> list[tuple[float, int, int, int, float | None, float | None]]:
+    """(ts, ops, errors, missed starts, p50 ms, p99 ms) of each second, summed over op types
+    in the database; the percentiles merged when the second was stored (LoadSample.second_p50_ms,
     second_p99_ms), or merged here from the histograms for the seconds stored without them."""
     where = [LoadSample.run_id == run_id]
     if since is not None:
@@ -82,19 +85,20 @@ def _seconds(session: Session, run_id: int,
                 & (LoadSample.histogram != ""))
     rows = session.execute(
         select(LoadSample.ts, func.sum(LoadSample.ops), func.sum(LoadSample.errors),
-               func.max(LoadSample.second_p50_ms), func.max(LoadSample.second_p99_ms),
+               func.sum(LoadSample.missed), func.max(LoadSample.second_p50_ms),
+               func.max(LoadSample.second_p99_ms),
                func.count().filter(unmerged))
         .where(*where).group_by(LoadSample.ts).order_by(LoadSample.ts)).all()
     histograms: dict[float, list[str]] = defaultdict(list)
-    if any(row[5] for row in rows):
+    if any(row[6] for row in rows):
         redo = select(LoadSample.ts).where(*where, unmerged).scalar_subquery()
         for ts, blob in session.execute(select(LoadSample.ts, LoadSample.histogram)
                                         .where(*where, LoadSample.ts.in_(redo))):
             if blob:
                 histograms[ts].append(blob)
-    return [(ts, int(ops), int(errors),
+    return [(ts, int(ops), int(errors), int(missed or 0),
              *(_percentiles_ms(tuple(histograms[ts])) if unmerged_n else (p50, p99)))
-            for ts, ops, errors, p50, p99, unmerged_n in rows]
+            for ts, ops, errors, missed, p50, p99, unmerged_n in rows]
 
 
 def cluster_point(t: float, health: str, state: dict[str, Any]) -> dict[str, Any]:

@@ -128,9 +128,9 @@ def test_the_dashboard_draws_runs_live_and_recorded_comparisons_schedules_and_cl
                         .map(a => a.label.content)};
         })""")
         assert [c["labels"] for c in charts] == [
-            ["ops/s", "errors/s"], ["p50 latency ms", "p99 latency ms"],
+            ["ops/s", "errors/s", "not started/s"], ["p50 latency ms", "p99 latency ms"],
             ["degraded objects", "misplaced objects", "PGs active+clean", "PGs in all"]]
-        assert charts[0]["points"] == [60, 60] and charts[1]["points"] == [57, 57]
+        assert charts[0]["points"] == [60, 60, 60] and charts[1]["points"] == [57, 57]
         assert charts[2]["points"] == [60, 60, 60, 60]
         for chart in charts:
             assert {"fault", "restored"} <= set(chart["marks"]), chart

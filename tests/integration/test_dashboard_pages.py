@@ -93,6 +93,7 @@ def test_the_run_page_prints_each_figure_as_the_report_does(viewer, rolled_back)
     with rolled_back() as session:
         run = make_run(session, title=_title(), figures=figures(
             baseline_mbps=19.7132, worst_second_drop=0.15, throughput_drop=0.0, errors=7,
+            deficit_ops=120, deficit_s=1.2,
             errors_by_class={"ETIMEDOUT": 2, "503": 5}))
 
     page = viewer.get(f"/runs/{run.id}").get_data(as_text=True)
@@ -100,7 +101,10 @@ def test_the_run_page_prints_each_figure_as_the_report_does(viewer, rolled_back)
     assert '<th title="baseline_mbps">baseline bandwidth</th>' in page
     assert '<td data-figure="baseline_mbps">19.7 MB/s</td>' in page
     assert '<td data-figure="worst_second_drop">15.0%</td>' in page
-    assert '<td data-figure="throughput_drop">0.0%</td>' in page
+    # the deficit is the headline; the mean drop stays in the API only
+    assert '<td data-figure="deficit_ops">120 ops</td>' in page
+    assert '<td data-figure="deficit_s">1.200 s</td>' in page
+    assert 'data-figure="throughput_drop"' not in page
     assert ('<td data-figure="time_to_detect_s">n/a: time_to_detect_s was not measured in '
             'this test</td>') in page
     # errors by class: a small table, the most frequent first, not a dict
@@ -131,8 +135,8 @@ def test_the_ceph_series_has_degraded_and_misplaced_objects_and_clean_pgs(viewer
 
     assert (data["status"], data["ended"], data["origin"]) == ("completed", True, "fault")
     assert len(data["load"]) == 60 and data["load"][30] == {
-        "t": 0.0, "ts": data["origin_ts"], "ops": 0, "errors": 0, "p50_ms": None,
-        "p99_ms": None}
+        "t": 0.0, "ts": data["origin_ts"], "ops": 0, "errors": 0, "not_started": 0,
+        "p50_ms": None, "p99_ms": None}
     hurt = data["cluster"][35]
     assert (hurt["t"], hurt["degraded"], hurt["misplaced"], hurt["clean_pgs"],
             hurt["num_pgs"]) == (5.0, 480, 60, 20, 32)

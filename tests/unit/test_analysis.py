@@ -6,6 +6,8 @@ fully redundant again (while the fault persists) from t=120, the fault is
 restored at t=130 and every daemon is back from t=133. The run ends at t=160.
 """
 
+from dataclasses import replace
+
 import pytest
 
 from loadgen.samples import new_histogram
@@ -152,6 +154,114 @@ def test_errors_are_also_counted_by_operation():
     assert result["errors_by_op"] == {"read": 5, "write": 2, "delete": 1}
 
 
+# missed starts ----------------------------------------------------------------------------
+
+
+def with_missed(seconds, missed_at):
+    """The seconds, with {t: {op: n}} starts the open loop could not issue."""
+    return [replace(s, missed=sum(missed_at.get(int(s.ts), {}).values()),
+                    missed_by_op=missed_at.get(int(s.ts), {})) for s in seconds]
+
+
+def test_missed_starts_are_errors_of_class_not_started_by_operation():
+    seconds = with_missed(load(), {100: {"read": 30, "write": 10}, 101: {"read": 5}})
+
+    result = figures(seconds)
+
+    assert result["errors"] == 46 + 45
+    assert result["errors_by_class"] == {"timeout": 45, "EIO": 1, "not started": 45}
+    assert result["errors_by_op"] == {"read": 35, "write": 10}
+
+
+def test_missed_starts_before_the_fault_are_not_errors_of_the_fault():
+    seconds = with_missed(load(), {50: {"read": 7}})
+
+    assert "not started" not in figures(seconds)["errors_by_class"]
+
+
+def test_a_second_with_missed_starts_breaks_the_recovery_hold():
+    # full throughput, no failed operation, but 3 starts could not be issued at 108
+    seconds = with_missed(load(), {108: {"write": 3}})
+
+    assert figures(seconds)["time_to_client_recovery_s"] == 9.0
+
+
+# deficit ----------------------------------------------------------------------------------
+
+FAST_US, LATE_US = 5_000, 1_500_000
+
+
+def timed_load(ops_at, late_at=None, missed_at=None):
+    """One Second per second with latency histograms: every operation FAST_US except
+    late_at[t] of them LATE_US (late by more than the 1 s of "on time")."""
+    late_at = late_at or {}
+    seconds = []
+    for t in range(0, int(END)):
+        ops = ops_at.get(t, BASE)
+        late = late_at.get(t, 0)
+        seconds.append(Second(ts=float(t), ops=ops, histograms=(
+            histogram_of(*[FAST_US] * (ops - late), *[LATE_US] * late),)))
+    return with_missed(seconds, missed_at or {})
+
+
+def test_a_catch_up_burst_after_a_stall_does_not_cancel_the_deficit():
+    # a 2 s stall from 100: the 200 stalled operations complete at 102 with the second's own
+    # 100; those meant for 100..101 waited more than 1 s. The mean over the window 100..119
+    # is the baseline again: the burst washed the mean drop out.
+    seconds = timed_load({100: 0, 101: 0, 102: 300}, late_at={102: 100})
+
+    result = figures(seconds)
+
+    assert result["throughput_drop"] == 0.0
+    assert result["offered_ops"] == 2000
+    assert (result["deficit_ops"], result["deficit_s"]) == (100, 1.0)
+
+
+def test_missed_starts_are_part_of_the_deficit():
+    # half the starts of 100..101 could not be issued; the others were served on time
+    seconds = timed_load({100: 50, 101: 50}, missed_at={100: {"read": 50}, 101: {"read": 50}})
+
+    result = figures(seconds)
+
+    assert (result["deficit_ops"], result["deficit_s"]) == (100, 1.0)
+    assert result["errors_by_class"] == {"not started": 100}
+
+
+def test_operations_counted_in_the_next_second_are_no_deficit():
+    # at 100 ops/s, a few completions cross each boundary: 97, 103, 97, 103 ... in the window
+    seconds = timed_load({t: 97 if t % 2 else 103 for t in range(100, 120)})
+
+    result = figures(seconds)
+
+    assert result["deficit_ops"] == 0
+    assert result["deficit_s"] == 0.0
+
+
+def test_an_operation_within_1_s_of_its_intended_start_is_on_time():
+    seconds = timed_load({}, late_at={})
+    slow = [replace(s, histograms=(histogram_of(*[999_000] * BASE),)) if 100 <= s.ts < 110
+            else s for s in seconds]
+
+    assert figures(slow)["deficit_ops"] == 0
+
+
+def test_the_deficit_is_not_measured_when_latencies_were_not_recorded():
+    result = figures(load())  # seconds of operations without a latency histogram
+
+    assert result["deficit_ops"] is None and result["deficit_s"] is None
+    assert result["reasons"]["deficit_s"] == (
+        "the latency of some operations of the fault window was not recorded")
+
+
+def test_the_deficit_needs_a_baseline():
+    seconds = timed_load({t: 0 for t in range(100)})
+
+    result = figures(seconds)
+
+    assert result["deficit_ops"] is None
+    assert result["reasons"]["deficit_ops"] == "no baseline"
+
+
 # throughput drop --------------------------------------------------------------------------
 
 
@@ -265,6 +375,30 @@ def test_a_second_stall_before_full_redundancy_postpones_the_recovery():
     seconds = load(ops_at={100: 0, 101: 0, 102: 0, 115: 30})
 
     assert figures(seconds)["time_to_client_recovery_s"] == 16.0
+
+
+def test_clients_that_never_dipped_had_no_disruption_not_an_instant_recovery():
+    result = figures(load(ops_at={}, errors_at={}))
+
+    assert result["time_to_client_recovery_s"] is None
+    assert result["reasons"]["time_to_client_recovery_s"] == (
+        "no disruption: the clients never dipped below 95% of the baseline throughput and had "
+        "no error and no missed start, from the fault to the end of the fault window")
+    assert result["client_disruption"] is False
+
+
+def test_one_error_in_the_faults_own_second_is_a_disruption():
+    result = figures(load(ops_at={}, errors_at={100: {"timeout": 1}}))
+
+    assert result["time_to_client_recovery_s"] == 1.0
+    assert result["client_disruption"] is True
+
+
+def test_clients_that_never_recovered_had_a_disruption():
+    result = figures(load(end=105), tl=timeline(end=105.0))
+
+    assert result["time_to_client_recovery_s"] is None
+    assert result["client_disruption"] is True
 
 
 def test_nine_good_seconds_before_the_end_are_not_a_recovery():
@@ -397,8 +531,8 @@ def test_data_still_at_risk_at_the_last_point_counts_to_the_end_of_the_run():
 def test_without_a_fault_every_fault_figure_is_none_with_a_reason():
     result = figures(tl=timeline(fault=None, restore=None))
 
-    for key in ("errors", "throughput_drop", "worst_second_drop", "time_to_detect_s",
-                "time_to_client_recovery_s", "time_to_full_redundancy_s",
+    for key in ("errors", "deficit_ops", "deficit_s", "throughput_drop", "worst_second_drop",
+                "time_to_detect_s", "time_to_client_recovery_s", "time_to_full_redundancy_s",
                 "time_to_full_redundancy_after_restore_s", "data_at_risk_s"):
         assert result[key] is None, key
         assert result["reasons"][key] == "no fault was injected", key

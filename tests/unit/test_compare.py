@@ -163,6 +163,8 @@ def test_an_unrecorded_run_has_every_figure_na_with_why():
     ("baseline_mbps", 0.4096, "0.410 MB/s"),
     ("baseline_p99_ms", 2.5, "2.500 ms"),
     ("throughput_drop", 0.25, "25.0%"),
+    ("deficit_ops", 1358, "1358 ops"),
+    ("deficit_s", 1.175, "1.175 s"),
     ("time_to_detect_s", 12.25, "12.2 s"),
     ("errors", 7, "7"),
     ("errors_by_class", {"timeout": 3, "http_503": 2}, "timeout 3, http_503 2"),

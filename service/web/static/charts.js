@@ -175,8 +175,11 @@
     return {
       throughput: {type: "line", plugins: [robustScale],
         options: timeOptions(d.origin, m, "ops/s", "errors/s", QUANTILES.throughput, full),
+        // errors count the starts the open loop could not issue (a stall), drawn on their own
         data: {datasets: [line("ops/s", points(d.load, "ops"), "#06c", "y", steady),
-                          line("errors/s", points(d.load, "errors"), "#c00", "y2")]}},
+                          line("errors/s", points(d.load, "errors"), "#c00", "y2"),
+                          line("not started/s", points(d.load, "not_started"), "#e90", "y2",
+                               {borderDash: [4, 4]})]}},
       latency: {type: "line", plugins: [robustScale],
         options: timeOptions(d.origin, m, "latency, ms", null, QUANTILES.latency, full),
         data: {datasets: [
