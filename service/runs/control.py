@@ -195,6 +195,8 @@ class RunControl:
         logger.info(f"Rate {resolved.requested} of {self.cluster.name}'s capacity: "
                     f"{self.workload.rate:g} ops/s (calibration {resolved.calibration_id}: "
                     f"{resolved.capacity_ops:g} ops/s"
+                    + (f", its repeats {resolved.capacity_range[0]:g}-"
+                       f"{resolved.capacity_range[1]:g}" if resolved.capacity_range else "")
                     + (", made now)" if resolved.calibrated_now else ")"))
         if resolved.generator_bound:
             logger.warning(f"Calibration {resolved.calibration_id}'s load generator was busy "
