@@ -13,8 +13,8 @@ from service.runs.calibration import max_stages
 def stage(in_flight: int, ops_s: float, p99_ms: float = 5.0, repeat: int = 0,
           errors: int = 0) -> Stage:
     return Stage(in_flight=in_flight, seconds=5, ops=int(ops_s * 5), ops_s=ops_s,
-                 mb_s=ops_s * 4096 / 1e6, errors=errors, p50_ms=p99_ms and p99_ms / 2, p99_ms=p99_ms,
-                 repeat=repeat)
+                 mb_s=ops_s * 4096 / 1e6, errors=errors, p50_ms=p99_ms and p99_ms / 2,
+                 p99_ms=p99_ms, repeat=repeat)
 
 
 FIRST_PASS = [stage(1, 100, 4), stage(2, 190, 5), stage(4, 350, 8), stage(8, 420, 12),
