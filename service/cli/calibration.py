@@ -12,7 +12,7 @@ from clusters.paths import default_inventory
 from loadgen.workload import parse_workload
 from service.experiments.preflight import default_api
 from service.results import calibration_report as report
-from service.results.capacity import Limits, Settings, Stage
+from service.results.capacity import REPEATS, Limits, Settings, Stage
 from service.runs import calibration
 from service.store import db
 
@@ -35,25 +35,31 @@ from .group import fail
 @click.option("--warmup-s", type=int, default=2, show_default=True,
               help="Seconds left out at the start of each stage.")
 @click.option("--max-in-flight", type=int, default=64, show_default=True)
+@click.option("--repeats", type=int, default=REPEATS, show_default=True,
+              help="More stages of each level around the first pass's knee (0: none); "
+                   "the knee is read from them.")
 @click.option("--p99-factor", type=float, default=Limits.p99_factor, show_default=True,
               help="The knee's p99 is at most this times the first stage's.")
 @click.option("--p99-bound-ms", type=float, default=Limits.p99_bound_ms, show_default=True,
               help="A stage whose p99 passes this ends the sweep.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def calibrate_cmd(cluster: str, inventory: str | None, api: str | None, mix: str,
-                  stage_s: int, warmup_s: int, max_in_flight: int, p99_factor: float,
-                  p99_bound_ms: float, as_json: bool, **shape) -> None:
+                  stage_s: int, warmup_s: int, max_in_flight: int, repeats: int,
+                  p99_factor: float, p99_bound_ms: float, as_json: bool, **shape) -> None:
     """Measure CLUSTER's capacity for a workload shape: closed-loop stages at 1, 2, 4, ...
-    requests in flight until the throughput stops rising; the knee is the capacity."""
+    requests in flight until the throughput stops rising, then the levels around the knee
+    again; the knee is the fewest in flight within the noise of the best."""
     workload = parse_workload({**{k: v for k, v in shape.items() if v is not None},
                                "mix": parse_mix(mix)})
     target = load_cluster(inventory or default_inventory(), cluster)
     settings = Settings(stage_s=stage_s, warmup_s=warmup_s, max_in_flight=max_in_flight,
+                        repeats=repeats,
                         limits=Limits(p99_factor=p99_factor, p99_bound_ms=p99_bound_ms))
 
     def said(stage: Stage) -> None:
         if not as_json:
-            click.echo(f"  {stage.in_flight:>4} in flight: {stage.ops_s:.1f} ops/s, "
+            again = f" (again, {stage.repeat})" if stage.repeat else ""
+            click.echo(f"  {stage.in_flight:>4} in flight{again}: {stage.ops_s:.1f} ops/s, "
                        f"p99 {stage.p99_ms} ms, {stage.errors} errors", err=True)
 
     calibration_id = calibration.calibrate(

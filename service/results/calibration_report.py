@@ -1,5 +1,6 @@
-"""A stored calibration in words and in JSON: its stages, its knee and why the sweep ended
-(the command line and the API print the same figures)."""
+"""A stored calibration in words and in JSON: its stages, the stages repeated around the
+knee, the knee with its spread, why the sweep ended and what it was made on (the command
+line and the API print the same figures)."""
 
 from __future__ import annotations
 
@@ -36,8 +37,13 @@ def load(session: Session, calibration_id: int | None = None,
 
 
 def calibration_dict(row: Calibration, histograms: bool = False) -> dict[str, Any]:
-    """The calibration's figures; `histograms` adds each stage's encoded HDR histogram."""
+    """The calibration's figures; `histograms` adds each stage's encoded HDR histogram.
+    `stages` is the first pass (one per level, as before repeats existed); `repeats` the
+    levels measured again around the knee; `spread` the knee rule's figures (None on a
+    calibration made before it)."""
     fields = STAGE_FIELDS + (("histogram",) if histograms else ())
+    first = [s for s in row.stages if not s.repeat]
+    again = [s for s in row.stages if s.repeat]
     return {
         "calibration_id": row.id, "cluster": row.cluster, "cluster_kind": row.cluster_kind,
         "api": row.load_api, "workload": row.workload, "settings": row.settings,
@@ -46,7 +52,9 @@ def calibration_dict(row: Calibration, histograms: bool = False) -> dict[str, An
         "capacity_ops": row.capacity_ops, "capacity_mbps": row.capacity_mbps,
         "knee_in_flight": row.knee_in_flight, "stop_reason": row.stop_reason,
         "generator_bound": row.generator_bound, "error": row.error,
-        "stages": [{f: getattr(s, f) for f in fields} for s in row.stages],
+        "stages": [{f: getattr(s, f) for f in fields} for s in first],
+        "repeats": [{"repeat": s.repeat, **{f: getattr(s, f) for f in fields}} for s in again],
+        "spread": row.spread, "release": row.release, "topology": row.topology,
     }
 
 
@@ -57,8 +65,8 @@ def format_calibration(data: dict[str, Any]) -> str:
     mix = "/".join(f"{op} {share}%" for op, share in w["mix"].items())
     lines = [f"Calibration {data['calibration_id']}: {data['cluster']} ({data['api']}), "
              f"{size} objects, {mix}; {data['status']}",
-             f"  stages of {s['stage_s']} s after {s['warmup_s']} s of warm-up; knee: the "
-             f"most ops/s with p99 within {s['p99_factor']}x the first stage's"]
+             f"  stages of {s['stage_s']} s after {s['warmup_s']} s of warm-up; the knee among the "
+             f"stages with p99 within {s['p99_factor']}x the first stage's"]
     lines.append(f"  {'in flight':>9} {'ops/s':>9} {'MB/s':>8} {'p50 ms':>8} {'p90 ms':>8} "
                  f"{'p99 ms':>8} {'p99.9 ms':>9} {'errors':>7} {'gen. CPU':>8}")
     for st in data["stages"]:
@@ -69,15 +77,55 @@ def format_calibration(data: dict[str, Any]) -> str:
                      f"{_cores(st.get('generator_cpu_cores')):>8}{mark}")
     if data["stop_reason"]:
         lines.append(f"  the sweep stopped: {data['stop_reason']}")
+    lines += _spread_lines(data.get("spread"))
     if data["capacity_ops"] is not None:
         lines.append(f"  capacity: {data['capacity_ops']:.1f} ops/s "
                      f"({data['capacity_mbps']:.2f} MB/s) at {data['knee_in_flight']} in "
-                     "flight")
+                     "flight" + _range(data.get("spread")))
         if data.get("generator_bound"):
             lines.append(f"  {GENERATOR_BOUND}")
     else:
         lines.append(f"  capacity: n/a: {data['error'] or 'the calibration did not finish'}")
+    lines.append(f"  made on: {made_on(data)}")
     return "\n".join(lines)
+
+
+def _spread_lines(spread: dict[str, Any] | None) -> list[str]:
+    """Each repeated level's throughputs and the rule that picked the knee among them."""
+    if not spread or spread.get("repeats", 0) == 0:
+        return []
+    lines = [f"  repeated around the knee ({spread['repeats']} more stages of each level, in "
+             "turns):"]
+    for level in spread["levels"]:
+        each = ", ".join(f"{v:.1f}" for v in level["ops_s"])
+        lines.append(f"  {level['in_flight']:>9} in flight: {each} ops/s (median "
+                     f"{level['median']:.1f})")
+    lines.append(f"  knee: {KNEE_RULE} (the best: {spread['best_in_flight']} in flight, its "
+                 f"lowest {spread['threshold_ops']:.1f} ops/s)")
+    return lines
+
+
+KNEE_RULE = ("the fewest in flight whose median throughput reaches the lowest stage of the "
+             "level of highest median")
+
+
+def _range(spread: dict[str, Any] | None) -> str:
+    if not spread or spread.get("stages", 1) < 2:
+        return ""
+    return (f"; median of {spread['stages']} stages, {spread['min']:.1f}-{spread['max']:.1f} "
+            "ops/s")
+
+
+def made_on(data: dict[str, Any]) -> str:
+    """The release and topology a calibration was made on: what its reuse is keyed by."""
+    topology = data.get("topology")
+    if topology is None:
+        return ("not recorded (made before calibrations kept it): not reused for a relative "
+                "rate")
+    services = ", ".join(f"{n} {kind}" for kind, n in topology.get("services", {}).items())
+    return (f"release {data.get('release') or 'not named'}, {topology['nodes']} nodes, "
+            f"{topology['zones']} zones, {topology['devices']} devices, {topology['osds']} "
+            f"OSDs" + (f", services: {services}" if services else ""))
 
 
 GENERATOR_BOUND = ("the load generator was busy at the knee: the cluster can carry at least "
@@ -101,14 +149,14 @@ def chart_data(row: Calibration) -> dict[str, Any]:
     """What the calibration page draws: throughput against latency, one point per stage, and
     each stage's response-time CDF (latency in ms at each percentile)."""
     stages = []
-    for s in row.stages:
+    for s in (s for s in row.stages if not s.repeat):
         histogram = merge_histograms([s.histogram])
         cdf = ([{"ms": histogram.get_value_at_percentile(p) / 1000, "pct": p}
                 for p in CDF_PERCENTILES] if s.ops else [])
         stages.append({"in_flight": s.in_flight, "ops_s": s.ops_s, "p50_ms": s.p50_ms,
                        "p99_ms": s.p99_ms, "cdf": cdf})
     return {"calibration_id": row.id, "knee_in_flight": row.knee_in_flight,
-            "capacity_ops": row.capacity_ops, "stages": stages}
+            "capacity_ops": row.capacity_ops, "stages": stages, "spread": row.spread}
 
 
 def recent(session: Session, limit: int = 50) -> list[Calibration]:

@@ -5,9 +5,11 @@ A stage is a closed loop with a fixed number of requests in flight (COSBench's w
 the sweep doubles that number until the throughput stops rising (two stages in a row add
 less than 5%) or the latency passes a bound, or the load generator itself was busy (past
 `generator_cpu_cores` of its process, a stage measures the generator, not the cluster). The
-knee is the highest throughput whose p99 is still within `p99_factor` of the first stage's:
-past it, more load only buys queueing. A knee measured with a busy generator is a lower
-bound of the capacity, and is said to be (`generator_bound`).
+first pass's knee (`knee`) is the highest throughput whose p99 is still within `p99_factor`
+of the first stage's: past it, more load only buys queueing. It only says where the knee
+is: the levels around it are measured again, and service.results.knee reads the capacity
+from the repeats. A knee measured with a busy generator is a lower bound of the capacity,
+and is said to be (`generator_bound`).
 """
 
 from __future__ import annotations
@@ -35,12 +37,17 @@ class Limits:
     generator_cpu_cores: float = GENERATOR_CPU_CORES
 
 
+# the levels around the first pass's knee are measured this many more times each
+# (service.results.knee): at most 3 levels, so at most 3 x repeats more stages
+REPEATS = 2
+
 # each setting's words, lowest, highest, and whether it is whole: a sweep of 11 stages (1 to
-# 1024 in flight) of at most 10 minutes each is under two hours
+# 1024 in flight) and 15 repeats of at most 10 minutes each is under four and a half hours
 BOUNDS: dict[str, tuple[str, float, float, bool]] = {
     "stage_s": ("stage length", 3, 600, True),
     "warmup_s": ("warm-up", 0, 300, True),
     "max_in_flight": ("max in flight", 1, 1024, True),
+    "repeats": ("repeats", 0, 5, True),
     "p99_factor": ("the p99 factor", 1, 1000, False),
     "p99_bound_ms": ("the p99 bound", 1, 600_000, False),
 }
@@ -60,13 +67,14 @@ class Settings:
     warmup_s: int = 2  # before them, left out
     max_in_flight: int = 64
     limits: Limits = Limits()
+    repeats: int = REPEATS  # more stages of each level around the knee (0: none)
 
     def check(self) -> None:
         """InvalidCalibration naming every setting out of its range (BOUNDS)."""
         problems = []
         values = {"stage_s": self.stage_s, "warmup_s": self.warmup_s,
-                  "max_in_flight": self.max_in_flight, "p99_factor": self.limits.p99_factor,
-                  "p99_bound_ms": self.limits.p99_bound_ms}
+                  "max_in_flight": self.max_in_flight, "repeats": self.repeats,
+                  "p99_factor": self.limits.p99_factor, "p99_bound_ms": self.limits.p99_bound_ms}
         for key, value in values.items():
             words, low, high, whole = BOUNDS[key]
             if isinstance(value, bool) or not isinstance(value, int if whole else int | float) \
@@ -81,20 +89,23 @@ class Settings:
     def as_dict(self) -> dict:
         return {"stage_s": self.stage_s, "warmup_s": self.warmup_s,
                 "max_in_flight": self.max_in_flight, "p99_factor": self.limits.p99_factor,
-                "p99_bound_ms": self.limits.p99_bound_ms, "rise": RISE}
+                "p99_bound_ms": self.limits.p99_bound_ms, "rise": RISE,
+                "repeats": self.repeats}
 
 
 def run_settings(raw: Any) -> tuple[Settings, float]:
     """An experiment's `calibration` argument: how a calibration it needs is made, and the
     age in hours past which one is made again; InvalidCalibration says what is wrong."""
     raw = {} if raw is None else raw
-    known = {"stage_s", "warmup_s", "max_in_flight", "p99_factor", "p99_bound_ms", "max_age_h"}
+    known = {"stage_s", "warmup_s", "max_in_flight", "repeats", "p99_factor", "p99_bound_ms",
+             "max_age_h"}
     if not isinstance(raw, dict) or set(raw) - known:
         raise InvalidCalibration(f"invalid calibration: expected an object with "
                                  f"{', '.join(sorted(known))}, not {raw!r}")
     limits = {k: raw[k] for k in ("p99_factor", "p99_bound_ms") if k in raw}
-    settings = Settings(**{k: raw[k] for k in ("stage_s", "warmup_s", "max_in_flight")
-                           if k in raw}, limits=Limits(**limits))
+    settings = Settings(**{k: raw[k] for k in ("stage_s", "warmup_s", "max_in_flight",
+                                               "repeats") if k in raw},
+                        limits=Limits(**limits))
     settings.check()
     max_age_h = raw.get("max_age_h", MAX_AGE_H)
     if isinstance(max_age_h, bool) or not isinstance(max_age_h, int | float) \
@@ -121,13 +132,14 @@ class Stage:
     p999_ms: float | None = None
     histogram: str = ""  # every op's latencies merged, HDR base64: the stage's CDF
     generator_cpu_cores: float | None = None  # the load generator's process over the stage
+    repeat: int = 0  # 0: the first pass; 1, 2, ...: measured again around the knee
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
 def stage_of(in_flight: int, samples: list[Sample],
-             generator_cpu_cores: float | None = None) -> Stage:
+             generator_cpu_cores: float | None = None, repeat: int = 0) -> Stage:
     """A stage's figures from its per-second, per-op samples (and its generator's CPU)."""
     seconds = len({s.second for s in samples})
     ops = sum(s.ops for s in samples)
@@ -143,7 +155,7 @@ def stage_of(in_flight: int, samples: list[Sample],
                  mb_s=round(sum(s.bytes for s in samples) / span / 1e6, 3),
                  errors=sum(errors.values()), errors_by_class=errors,
                  histogram=merged.encode().decode() if ops else "",
-                 generator_cpu_cores=generator_cpu_cores, **latencies)
+                 generator_cpu_cores=generator_cpu_cores, repeat=repeat, **latencies)
 
 
 def stop_reason(stages: list[Stage], limits: Limits = Limits()) -> str | None:

@@ -23,7 +23,7 @@ window then starts when it ends, and the control keeps the load on for
 `baseline_s` before the next activity), `run_id` (set by the worker: record into
 this queued run instead of opening a new one), `calibration` (how a calibration is made
 when the workload's rate is a share of the capacity, "50%", and none of its shape is
-recent enough: stage_s, warmup_s, max_in_flight, p99_factor, p99_bound_ms, max_age_h;
+recent enough: stage_s, warmup_s, max_in_flight, repeats, p99_factor, p99_bound_ms, max_age_h;
 see service.runs.calibration), `capacity` (a scale run: calibrate before the load starts
 and again after the method activity it names, where the steady load ends; see
 service.runs.capacity_runs).
@@ -196,6 +196,8 @@ class RunControl:
         logger.info(f"Rate {resolved.requested} of {self.cluster.name}'s capacity: "
                     f"{self.workload.rate:g} ops/s (calibration {resolved.calibration_id}: "
                     f"{resolved.capacity_ops:g} ops/s"
+                    + (f", its repeats {resolved.capacity_range[0]:g}-"
+                       f"{resolved.capacity_range[1]:g}" if resolved.capacity_range else "")
                     + (", made now)" if resolved.calibrated_now else ")"))
         if resolved.generator_bound:
             logger.warning(f"Calibration {resolved.calibration_id}'s load generator was busy "

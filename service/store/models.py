@@ -296,9 +296,17 @@ class Calibration(Base):
     # the knee's stage had a busy load generator: the capacity is at least capacity_ops
     generator_bound: Mapped[bool | None] = mapped_column(Boolean)
     error: Mapped[str | None] = mapped_column(Text)
+    # the knee rule's figures (service.results.knee): each repeated level's throughputs, the
+    # best level, the threshold, and the knee's min/median/max; None before repeats existed
+    spread: Mapped[dict[str, Any] | None] = mapped_column()
+    # what it was made on, the key of its reuse (service.runs.calibration_reuse): the
+    # inventory's release and the topology's fingerprint; None on a row made before them
+    release: Mapped[str | None] = mapped_column(String(100))
+    topology: Mapped[dict[str, Any] | None] = mapped_column()
 
     stages: Mapped[list[CalibrationStage]] = relationship(
-        back_populates="calibration", order_by="CalibrationStage.in_flight",
+        back_populates="calibration",
+        order_by="(CalibrationStage.in_flight, CalibrationStage.repeat)",
         cascade="all, delete-orphan")
 
 
@@ -311,6 +319,9 @@ class CalibrationStage(Base):
     calibration_id: Mapped[int] = mapped_column(
         ForeignKey("calibrations.id", ondelete="CASCADE"), primary_key=True)
     in_flight: Mapped[int] = mapped_column(Integer, primary_key=True)
+    # 0: the first pass; 1, 2, ...: the level measured again around the knee
+    repeat: Mapped[int] = mapped_column(Integer, primary_key=True, default=0,
+                                        server_default="0")
     seconds: Mapped[int] = mapped_column(Integer)
     ops: Mapped[int] = mapped_column(BigInteger)
     ops_s: Mapped[float] = mapped_column(Float)

@@ -24,7 +24,8 @@ def index():
 def show(calibration_id: int):
     with sessions()() as session:
         data = report.calibration_dict(_found(session, calibration_id))
-    return render_template("calibration.html", cal=data)
+    return render_template("calibration.html", cal=data, made_on=report.made_on(data),
+                           knee_rule=report.KNEE_RULE)
 
 
 @bp.get("/calibrations/<int:calibration_id>/chart.json")

@@ -1,12 +1,14 @@
 """`faultline calibrate` on the Ceph lab: the throughput rises with the load until the knee,
-the knee is no higher than `rados bench` reaches on the same pool, every stage is stored
-with its histogram, and a calibration that makes no sense changes nothing."""
+the levels around it are measured again and the knee read from the repeats, the knee is
+no higher than `rados bench` reaches on the same pool, every stage is stored with its
+histogram, and a calibration that makes no sense changes nothing."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import statistics
 import subprocess
 import time
 from pathlib import Path
@@ -27,8 +29,11 @@ LAB = str(default_inventory())  # the lab's (`invoke` gives the CLI a FAULTLINE_
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 
 # rados bench and the calibration measure a few seconds each on a lab that shares two cores
-# with everything else: they may differ by this much without either being wrong
+# with everything else: they may differ by this much without either being wrong. Both
+# sides are medians of three measurements (the calibration's knee level, three rados
+# benches): one single stage on either side once made them differ by 19% (404.8 vs 339)
 NOISE = 1.10
+BENCHES = 3
 
 
 def rados_bench_write_iops(cluster, seconds: int, in_flight: int, size: int) -> float:
@@ -63,21 +68,41 @@ def test_a_calibration_rises_to_a_knee_that_rados_bench_can_reach(ceph_cluster, 
     # (one stage on the way may be disturbed by the lab's own work: CI once measured 310
     # then 299 ops/s at 1 and 2 in flight, then more again)
     knee = next(i for i, s in enumerate(stages) if s["in_flight"] == data["knee_in_flight"])
-    assert knee >= 1 and stages[knee]["ops_s"] >= stages[0]["ops_s"] * 1.05, stages
-    # the knee: the most ops/s of the stages whose p99 is within the factor of the first's
-    within = [s for s in stages
-              if s["p99_ms"] <= stages[0]["p99_ms"] * data["settings"]["p99_factor"]]
-    assert data["capacity_ops"] == stages[knee]["ops_s"] == max(s["ops_s"] for s in within)
+    assert knee >= 1 and data["capacity_ops"] >= stages[0]["ops_s"] * 1.05, stages
     assert data["stop_reason"], data
-    # the generator's own CPU was measured over each stage, and judged at the knee
-    assert all(0 < s["generator_cpu_cores"] < os.cpu_count() for s in stages), stages
-    assert data["generator_bound"] == (stages[knee]["generator_cpu_cores"] > 0.8), data
 
-    reference = rados_bench_write_iops(ceph_cluster, 5, 16, 4096)
-    assert data["capacity_ops"] <= reference * NOISE, (data["capacity_ops"], reference)
+    # the levels around the first pass's knee were measured twice more, in turns, and every
+    # stage counted: the knee is the fewest in flight whose median reaches the lowest stage
+    # of the level of highest median, the capacity its median, its min and max stored
+    spread, repeats = data["spread"], data["repeats"]
+    levels = {lv["in_flight"]: lv for lv in spread["levels"]}
+    again = sorted({s["in_flight"] for s in repeats})
+    assert spread["repeats"] == 2 and 1 <= len(again) <= 3 and set(levels) <= set(again)
+    assert sorted((s["repeat"], s["in_flight"]) for s in repeats) == [
+        (r, n) for r in (1, 2) for n in again] and all(s["seconds"] == 5 for s in repeats)
+    for n, level in levels.items():
+        measured = [s["ops_s"] for s in stages + repeats if s["in_flight"] == n]
+        assert level["ops_s"] == measured
+        assert level["median"] == pytest.approx(statistics.median(measured), abs=0.01)
+    best = max(levels.values(), key=lambda lv: (lv["median"], -lv["in_flight"]))
+    chosen = min(n for n, lv in levels.items() if lv["median"] >= min(best["ops_s"]))
+    assert data["knee_in_flight"] == chosen and spread["best_in_flight"] == best["in_flight"]
+    assert data["capacity_ops"] == spread["median"] == levels[chosen]["median"]
+    assert spread["min"] <= data["capacity_ops"] <= spread["max"], spread
+    # the generator's own CPU was measured over each stage, and judged at the knee
+    at_knee = [s for s in stages + repeats if s["in_flight"] == chosen]
+    assert all(0 < s["generator_cpu_cores"] < os.cpu_count() for s in stages + repeats)
+    assert data["generator_bound"] == any(s["generator_cpu_cores"] > 0.8 for s in at_knee)
+    # made on the lab's release and topology: what its reuse is keyed by
+    assert data["release"] == ceph_cluster.release and data["topology"]["osds"] >= 1, data
+
+    benches = [rados_bench_write_iops(ceph_cluster, 5, 16, 4096) for _ in range(BENCHES)]
+    reference = statistics.median(benches)
+    assert data["capacity_ops"] <= reference * NOISE, (data["capacity_ops"], benches, spread)
 
     with sessions() as session:
         row = session.get(Calibration, data["calibration_id"])
+        assert len(row.stages) == len(stages) + len(repeats)
         for stage in row.stages:  # each stage keeps every latency it measured: its CDF
             assert merge_histograms([stage.histogram]).get_total_count() == stage.ops
     shown = invoke("calibration", "show", "--cluster", "lab-ceph")
@@ -85,6 +110,9 @@ def test_a_calibration_rises_to_a_knee_that_rados_bench_can_reach(ceph_cluster, 
     assert f"Calibration {data['calibration_id']}: lab-ceph (rados)" in shown.stdout
     assert re.search(rf"^\s+{data['knee_in_flight']}\s.*<- knee$", shown.stdout, re.M)
     assert f"capacity: {data['capacity_ops']:.1f} ops/s" in shown.stdout
+    assert (f"median of {spread['stages']} stages, {spread['min']:.1f}-{spread['max']:.1f} "
+            "ops/s") in shown.stdout
+    assert f"made on: release {ceph_cluster.release}, " in shown.stdout
 
     # the dashboard draws the same stages: the curve and one CDF line per stage
     app = create_app({"DATABASE_URL": database_url, "SECRET_KEY": SECRET})
@@ -103,6 +131,9 @@ def test_a_calibration_rises_to_a_knee_that_rados_bench_can_reach(ceph_cluster, 
         for canvas in ("curve", "cdf"):
             assert painted_pixels(page, canvas) > 1000, canvas
         assert "(knee)" in page.inner_text("#stages tr.knee")
+        assert page.locator("#repeats tr").count() == 1 + len(levels)
+        assert (f"{spread['min']:.1f}–{spread['max']:.1f} ops/s"
+                in page.inner_text("#spread"))
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "calibration-page.png"), full_page=True)
 

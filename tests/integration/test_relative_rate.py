@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -15,8 +16,10 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.orm import selectinload
 from web_login import SECRET, log_in
 
+from clusters.inventory import Cluster, Disk, Node
 from loadgen.workload import parse_workload
-from service.runs.calibration import latest_calibration
+from service.runs.calibration import latest_calibration, resolve_rate
+from service.runs.calibration_reuse import topology_of
 from service.store.models import Calibration, Run
 from service.web.app import create_app
 
@@ -52,13 +55,19 @@ def test_a_share_of_the_capacity_is_calibrated_first_then_reused(ceph_cluster, e
         assert made.status == "completed" and made.capacity_ops, made.error
         assert made.settings["stage_s"] == 3 and made.settings["max_in_flight"] == 8
         assert made.workload["mix"] == {"read": 80, "write": 20}
-        capacity, bound = made.capacity_ops, made.generator_bound
+        capacity, bound, spread = made.capacity_ops, made.generator_bound, made.spread
+        # made on the lab's release and topology, with the knee read from repeats
+        assert made.release == ceph_cluster.release and made.topology["osds"] >= 1
+        assert made.settings["repeats"] == 2 and spread["median"] == capacity
     assert run.status == "completed" and run.rate_requested == "20%"
     assert run.workload["rate"] == round(capacity * 0.2, 1)
     resolved = next(e.detail for e in run.events if e.kind == "rate_resolved")
+    ranged = ({"capacity_range": [spread["min"], spread["max"]],
+               "ops_s_range": [round(spread["min"] * 0.2, 1), round(spread["max"] * 0.2, 1)]}
+              if spread["stages"] > 1 else {})
     assert resolved == {"requested": "20%", "ops_s": run.workload["rate"],
                         "calibration_id": run.calibration_id, "capacity_ops": capacity,
-                        "calibrated_now": True, "generator_bound": bound}
+                        "calibrated_now": True, "generator_bound": bound, **ranged}
     # the baseline held the resolved rate, not some other one
     assert run.figures["validity"]["valid"], run.figures["validity"]
     assert f"{run.workload['rate']} ops/s open loop (20% of the capacity in calibration " \
@@ -108,19 +117,28 @@ def test_a_relative_rate_that_makes_no_sense_is_refused_and_changes_nothing(
                 session.scalar(select(func.count()).select_from(Calibration))) == before
 
 
+MATCH = Cluster(name="cal-match", kind="ceph", release="pacific",
+                nodes=(Node("n1", "10.0.0.1"), Node("n2", "10.0.0.2")),
+                disks=(Disk("n1", "/dev/sdb", "/osd0", osd=0), Disk("n2", "/dev/sdb", "/osd1",
+                                                                   osd=1)))
+MADE_ON = {"release": "pacific", "topology": topology_of(MATCH)}
+
+
 def _calibration(session, *, api="rados", mix=None, status="completed", capacity=500.0,
-                 age_h=1.0, size=4096) -> int:
+                 age_h=1.0, size=4096, made_on=None, spread=None) -> int:
     ended = datetime.now(UTC) - timedelta(hours=age_h)
     row = Calibration(cluster="cal-match", cluster_kind="ceph", load_api=api,
                       workload={"object_size": size, "object_size_max": None,
                                 "mix": mix or {"read": 80, "write": 20}},
-                      settings={}, status=status, capacity_ops=capacity, ended_at=ended)
+                      settings={}, status=status, capacity_ops=capacity, ended_at=ended,
+                      spread=spread, **(MADE_ON if made_on is None else made_on))
     session.add(row)
     session.flush()
     return row.id
 
 
-def test_the_newest_calibration_of_the_same_cluster_api_and_shape_applies(sessions):
+def test_the_newest_calibration_of_the_same_cluster_api_shape_release_and_topology_applies(
+        sessions):
     workload = parse_workload({"rate": "50%", "object_size": 4096,
                                "mix": {"read": 80, "write": 20}})
     with sessions.begin() as session:
@@ -132,14 +150,63 @@ def test_the_newest_calibration_of_the_same_cluster_api_and_shape_applies(sessio
         _calibration(session, size=65536)  # another size
         _calibration(session, status="failed")
         _calibration(session, capacity=None)  # found no knee
+        _calibration(session, age_h=2.5, made_on={"release": "reef",
+                                                  "topology": MADE_ON["topology"]})
     try:
         with sessions() as session:
-            assert latest_calibration(session, "cal-match", "rados", workload, 24).id == newest
-            assert latest_calibration(session, "cal-match", "rados", workload, 2.5).id == newest
+            assert latest_calibration(session, MATCH, "rados", workload, 24).id == newest
+            assert latest_calibration(session, MATCH, "rados", workload, 2.5).id == newest
             # the newest is too old: none applies, not an older one
-            assert latest_calibration(session, "cal-match", "rados", workload, 1.5) is None
-            assert latest_calibration(session, "other", "rados", workload, 24) is None
+            assert latest_calibration(session, MATCH, "rados", workload, 1.5) is None
+            assert latest_calibration(session, replace(MATCH, name="other"), "rados",
+                                      workload, 24) is None
             assert older < newest
+            # upgraded to reef: only the calibration made on reef applies
+            reef = latest_calibration(session, replace(MATCH, release="reef"), "rados",
+                                      workload, 24)
+            assert reef.release == "reef" and reef.id > newest
+            # a third OSD: none of them applies
+            grown = replace(MATCH, disks=MATCH.disks + (Disk("n2", "/dev/sdc", "/osd2", osd=2),))
+            assert latest_calibration(session, grown, "rados", workload, 24) is None
     finally:
         with sessions.begin() as session:
             session.execute(delete(Calibration).where(Calibration.cluster == "cal-match"))
+
+
+def test_a_calibration_made_before_release_and_topology_were_kept_is_not_reused(sessions):
+    workload = parse_workload({"rate": "50%", "object_size": 4096,
+                               "mix": {"read": 80, "write": 20}})
+    with sessions.begin() as session:
+        session.execute(delete(Calibration).where(Calibration.cluster == "cal-match"))
+        _calibration(session, made_on={"release": None, "topology": None})
+    try:
+        with sessions() as session:
+            assert latest_calibration(session, MATCH, "rados", workload, 24) is None
+            assert latest_calibration(session, replace(MATCH, release=None), "rados",
+                                      workload, 24) is None
+    finally:
+        with sessions.begin() as session:
+            session.execute(delete(Calibration).where(Calibration.cluster == "cal-match"))
+
+
+def test_a_relative_rate_keeps_the_same_share_of_the_knees_lowest_and_highest_stage(
+        sessions, database_url):
+    workload = parse_workload({"rate": "20%", "object_size": 4096,
+                               "mix": {"read": 80, "write": 20}})
+    spread = {"repeats": 2, "stages": 3, "min": 480.0, "median": 500.0, "max": 530.0,
+              "best_in_flight": 8, "threshold_ops": 470.0, "levels": []}
+    with sessions.begin() as session:
+        session.execute(delete(Calibration).where(Calibration.cluster == "cal-match"))
+        made = _calibration(session, capacity=500.0, spread=spread)
+    try:
+        # a calibration applies: nothing touches the cluster, the rate comes from the row
+        resolved = resolve_rate(sessions, database_url, MATCH, workload, "rados", None, 24)
+    finally:
+        with sessions.begin() as session:
+            session.execute(delete(Calibration).where(Calibration.cluster == "cal-match"))
+
+    assert resolved.workload.rate == 100.0 and not resolved.calibrated_now
+    assert resolved.as_dict() == {
+        "requested": "20%", "ops_s": 100.0, "calibration_id": made, "capacity_ops": 500.0,
+        "calibrated_now": False, "generator_bound": False,
+        "capacity_range": [480.0, 530.0], "ops_s_range": [96.0, 106.0]}

@@ -138,6 +138,8 @@ def test_in_flight_doubles_up_to_the_maximum_which_is_always_measured():
     (Settings(warmup_s=301), "warm-up must be 0 to 300 s, not 301"),
     (Settings(max_in_flight=0), "max in flight must be 1 to 1,024, not 0"),
     (Settings(max_in_flight=1025), "max in flight must be 1 to 1,024, not 1025"),
+    (Settings(repeats=6), "repeats must be 0 to 5, not 6"),
+    (Settings(repeats=-1), "repeats must be 0 to 5, not -1"),
     (Settings(limits=Limits(p99_factor=1)),
      "the p99 factor must be above 1 and at most 1,000, not 1"),
     (Settings(limits=Limits(p99_factor=float("inf"))),
@@ -166,6 +168,8 @@ def test_an_experiment_may_say_how_its_calibration_is_made_and_how_old_it_may_be
     assert settings.limits == Limits(p99_factor=3, p99_bound_ms=Limits.p99_bound_ms)
     assert max_age_h == 12.0
     assert run_settings(None) == (Settings(), 24.0 * 7)
+    assert run_settings({"repeats": 0})[0].repeats == 0
+    assert Settings().as_dict()["repeats"] == 2
 
 
 @pytest.mark.parametrize("raw, problem", [
