@@ -6,7 +6,7 @@ joins the primary key; calibrations.spread holds the knee rule's figures (each r
 level's throughputs, the best level, the threshold); calibrations.release and .topology
 key its reuse (a row without them, made before, is never reused).
 
-Revision ID: 0025
+Revision ID: 0022
 Revises: 0021
 Create Date: 2026-11-27 07:45:00
 """
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects.postgresql import JSONB
 
-revision = "0025"
+revision = "0022"
 down_revision = "0021"
 branch_labels = None
 depends_on = None
