@@ -313,7 +313,7 @@ def test_samples_are_per_second_from_the_fault(viewer, stored):
     samples = response.json["samples"]
     assert len(samples) == 40
     assert {k: v for k, v in samples[30].items() if k != "ts"} == {
-        "t": 0.0, "ops": 10, "errors": 0, "p50_ms": None, "p99_ms": None}
+        "t": 0.0, "ops": 10, "errors": 0, "not_started": 0, "p50_ms": None, "p99_ms": None}
     assert samples[0]["t"] == -30.0
     assert response.json["cluster_samples"] == []
 
