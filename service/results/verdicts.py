@@ -21,6 +21,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from .analysis import NO_DISRUPTION
 from .formatting import format_value, label_of
 from .ranks import ALPHA, fisher, holm, midranks, rank_test, shift, smallest_p, trials_needed
 
@@ -57,7 +58,6 @@ NEVER: dict[str, tuple[str, Window]] = {
 }
 # the figures' own reasons (service.results.analysis, figures) for a time never reached
 NEVER_REASONS = ("never", "not fully redundant", "no alert about")
-NO_DISRUPTION = "no disruption"
 
 
 def _words(key: str) -> tuple[str, str]:
