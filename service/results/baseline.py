@@ -9,6 +9,13 @@ Before anything is injected the run measures its baseline window and checks:
   the window); a queue building up makes it grow second after second;
 - every operation of the open loop started on time: at most 1% of them more than 200 ms
   late, none more than 1 s late (absolute bounds, over every operation of the window);
+- the cluster did not stall: at most 1% of the operations (two in a short window) were
+  served later than 1 s after their intended start, the deficit's bound of "on time"
+  (service.results.deficit), or ten times the window's median latency when that is more
+  (a workload of large objects is slow, not stalled). A stall that ended before the window
+  was judged leaves the achieved rate whole, as the late operations complete in one burst,
+  but not their latency; and a baseline that already has a deficit would lend it to the
+  fault's;
 - no operation failed;
 - the load generator's own CPU is under a bound, so the generator is not the bottleneck;
 - every cluster sample of the window shows a healthy cluster: nothing down, no data below
@@ -47,6 +54,7 @@ from loadgen.samples import merge_histograms
 
 from . import steady
 from .analysis import Second
+from .deficit import ON_TIME_S, on_time_ops
 
 # the load generator's process past this many cores may be the bottleneck: its Python
 # threads share one GIL, so about one core is all it can use for them
@@ -63,7 +71,7 @@ EXPECTED_CHECKS = frozenset({"RECENT_CRASH", "RECENT_MGR_MODULE_CRASH",
 TREND_POINTS = 120  # a longer window is tested on this many stretches
 
 # the reasons that waiting may clear (a warm-up transient): the window is extended for them
-UNSTEADY = frozenset({"rate", "queue", "lag"})
+UNSTEADY = frozenset({"rate", "queue", "lag", "slow"})
 
 
 @dataclass(frozen=True)
@@ -71,6 +79,8 @@ class BaselineLimits:
     rate_tolerance: float = 0.02
     lag_p99_ms: float = 200.0  # at most 1% of operations later than this
     lag_max_ms: float = 1000.0  # no operation later than this
+    slow_share: float = 0.01  # served later than the stall bound, at most
+    slow_p50_times: float = 10.0  # the stall bound: this many times the p50, or ON_TIME_S
     trend_alpha: float = steady.ALPHA
     trend_rise_floor_ms: float = steady.RISE_FLOOR_MS
     trend_rise_share: float = steady.RISE_SHARE
@@ -100,6 +110,9 @@ class BaselineWindow:
     lag_ops: int | None = None  # operations whose lag was measured
     lag_late: dict[str, int] = field(default_factory=dict)  # later than each bound
     lag_max_ms: float | None = None  # upper edge of the latest operation's lag bucket
+    # served later than slow_bound_ms; None when some latencies were not recorded
+    slow_ops: int | None = None
+    slow_bound_ms: float | None = None
 
     @property
     def achieved_rate(self) -> float:
@@ -135,7 +148,8 @@ def window_of(seconds: list[Second], start: float, end: float, target_rate: floa
         lag_ops=lags.ops if lags is not None else None,
         lag_late=({f"{bound:g} ms": lags.later_than(bound)
                    for bound in (limits.lag_p99_ms, limits.lag_max_ms)} if lags else {}),
-        lag_max_ms=lags.quantile_ms(1.0) if lags and lags.ops else None)
+        lag_max_ms=lags.quantile_ms(1.0) if lags and lags.ops else None,
+        **_slow(inside, limits))
 
 
 def judge(window: BaselineWindow, limits: BaselineLimits = BaselineLimits()) -> dict[str, Any]:
@@ -166,6 +180,16 @@ def judge(window: BaselineWindow, limits: BaselineLimits = BaselineLimits()) -> 
         failed.append(("queue", "a queue built up during the baseline: "
                        + (_rose(window) or "the 1 s p50 rose")
                        + f" (a trend of +{_ms(trend.rise)} over {trend.seconds} s, {p})"))
+    if window.slow_ops is not None and window.ops:
+        allowed_slow = max(limits.slow_share * window.ops, 2)
+        if window.slow_ops > allowed_slow + 1e-9:
+            failed.append(("slow", f"the cluster stalled: it served {window.slow_ops} of "
+                           f"{window.ops} operations later than "
+                           f"{_ms(window.slow_bound_ms or 0)} after their intended start "
+                           f"(at most {limits.slow_share:.0%} may be; the p99 was "
+                           f"{_ms(window.p99_ms or 0)})"))
+            hint = hint or ("the cluster stalled or cannot carry this load on time: wait "
+                            "until it is quiet, or lower the rate")
     if window.errors:
         classes = ", ".join(f"{n} {c}" for c, n in sorted(window.errors_by_class.items()))
         failed.append(("errors", f"{window.errors} operations failed during the baseline"
@@ -248,6 +272,19 @@ def _p50_series(inside: list[Second]) -> tuple[float, ...]:
         if p50 is not None:
             series.append(p50)
     return tuple(series)
+
+
+def _slow(seconds: list[Second], limits: BaselineLimits) -> dict[str, Any]:
+    """The stall bound of these seconds and how many of their operations were served later;
+    none when some operations have no recorded latency (which of those were late is not
+    known)."""
+    merged = merge_histograms([h for s in seconds for h in s.histograms if h])
+    total = merged.get_total_count()
+    if not total or total < sum(s.ops for s in seconds):
+        return {}
+    bound_s = max(ON_TIME_S, limits.slow_p50_times * merged.get_value_at_percentile(50) / 1e6)
+    return {"slow_ops": total - on_time_ops(merged, bound_s),
+            "slow_bound_ms": round(bound_s * 1000, 1)}
 
 
 def _percentiles(seconds: list[Second]) -> tuple[float | None, float | None]:

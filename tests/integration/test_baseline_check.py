@@ -1,7 +1,10 @@
 """A baseline that does not hold, on the real Ceph lab: an OSD frozen (SIGSTOP) again and
 again during the baseline window stalls the clients, as a sick disk or a saturated cluster
 would. A baseline that is not steady is measured on, up to twice its length (a transient
-passes); the freezes go on through every window the run judges, so it stays unsteady. The
+passes); the freezes go on through every window the run judges, so it stays unsteady: each
+window holds operations that waited seconds for the OSD, however late the run gets to judge
+it (on a busy machine the judgement came after the last thaw, when the stalled operations
+had completed in a burst and the achieved rate was whole again). The
 run judges its baseline before its fault, injects nothing, touches no daemon, writes nothing
 in the fault ledger, and ends `invalid` saying why in plain words and how long it measured.
 
@@ -33,8 +36,8 @@ START = {"type": "action", "name": "start-osd", "provider": {
     "arguments": {"osd_id": 1}}}
 BASELINE_S = 8
 # seconds from the baseline's start, each under the lab's 6 s heartbeat grace: the window is
-# judged at 8 s, then (slid on by half of it) at 12 and 16 s, and each one ends frozen, so
-# operations on the OSD are still waiting when it closes
+# judged at 8 s, then (slid on by half of it) at 12 and 16 s, and each one holds seconds in
+# which operations on the OSD waited longer than 1 s
 FREEZES = ((4.0, 8.5), (9.5, 14.0), (14.8, 17.3))
 
 
@@ -88,7 +91,8 @@ def test_an_osd_frozen_during_the_baseline_ends_the_run_invalid_with_nothing_inj
         verdict = run.figures["validity"]
         assert verdict["valid"] is False and verdict["on_invalid"] == "stop"
         measured = verdict["measured"]
-        assert (measured["achieved_rate"] < 49 or measured["trend"]["rising"]), measured
+        assert measured["slow_ops"] > 0.01 * measured["ops"], measured
+        assert any(r.startswith("the cluster stalled: ") for r in verdict["reasons"])
         assert verdict["baseline_s"] == BASELINE_S
         assert verdict["measured_s"] == 2 * BASELINE_S
         assert [e["after_s"] for e in verdict["extensions"]] == [8, 12]

@@ -247,3 +247,52 @@ def test_only_an_unsteady_baseline_is_extended_by_half_up_to_twice_its_length():
     saturated = judge(window(seconds([50] * 10 + [40] * 10, [16] * 10 + [2800] * 10)))
     assert saturated["unsteady"] and extension_s(saturated, 20, 20) == 10
     assert extension_s(queue, 20, 20, BaselineLimits(extend_to=1.0)) is None
+
+
+def test_a_stall_whose_burst_made_up_the_rate_is_still_not_on_time():
+    # an OSD frozen for 4 s: its operations complete in a burst when it resumes, so every
+    # second's count is whole, but one in ten waited 4 s
+    secs = [Second(ts=1000.0 + i, ops=50, errors=0, errors_by_class={},
+                   histograms=(latency_ms(2, 45), latency_ms(4000, 5)))
+            for i in range(8)]
+    verdict = judge(window(secs))
+
+    assert not verdict["valid"] and verdict["unsteady"]
+    assert verdict["measured"]["achieved_rate"] == 50.0
+    assert verdict["reasons"] == [
+        "the cluster stalled: it served 40 of 400 operations later than 1.0 s after their "
+        "intended start "
+        "(at most 1% may be; the p99 was 4.0 s)"]
+    assert "lower the rate" in verdict["hint"]
+
+
+def test_one_percent_of_operations_may_be_late_and_two_in_a_short_window():
+    def secs(n_seconds, late_in_first):
+        return [Second(ts=1000.0 + i, ops=50, errors=0, errors_by_class={},
+                       histograms=(latency_ms(2, 50 - (late_in_first if i == 0 else 0)),
+                                   latency_ms(1500, late_in_first if i == 0 else 0)))
+                for i in range(n_seconds)]
+
+    assert judge(window(secs(20, 10)))["valid"]  # 10 of 1,000
+    assert not judge(window(secs(20, 11)))["valid"]
+    assert judge(window(secs(2, 2)))["valid"]  # 2 of 100: one may cross each edge
+    assert not judge(window(secs(2, 3)))["valid"]
+
+
+def test_lateness_is_not_judged_when_some_latencies_were_not_recorded():
+    secs = [Second(ts=1000.0 + i, ops=50, errors=0, errors_by_class={},
+                   histograms=(latency_ms(4000, 10),)) for i in range(8)]
+    verdict = judge(window(secs))
+
+    assert verdict["measured"]["slow_ops"] is None
+    assert not any("stalled" in r for r in verdict["reasons"])
+
+
+def test_large_objects_that_take_seconds_are_slow_not_stalled():
+    secs = [Second(ts=1000.0 + i, ops=5, errors=0, errors_by_class={},
+                   histograms=(latency_ms(1800, 4), latency_ms(2600, 1)))
+            for i in range(20)]
+    verdict = judge(window(secs, rate=5.0))
+
+    assert verdict["valid"], verdict["reasons"]
+    assert verdict["measured"]["slow_bound_ms"] > 18000 and verdict["measured"]["slow_ops"] == 0
