@@ -28,6 +28,7 @@ LABELS = {
     "data_at_risk_s": "data at risk",
     "lost_objects": "lost objects",
     "corrupt_objects": "corrupt objects",
+    "capacity_change": "capacity change (after the scale action / before)",
 }
 UNITS = {
     "baseline_ops": " ops/s", "baseline_mbps": " MB/s", "baseline_p50_ms": " ms",
@@ -36,7 +37,7 @@ UNITS = {
     "restore_at_s": " s", "time_to_alert_s": " s", "data_at_risk_s": " s",
     "deficit_ops": " ops", "deficit_s": " s",
 }
-FRACTIONS = ("throughput_drop", "worst_second_drop")
+FRACTIONS = ("throughput_drop", "worst_second_drop", "capacity_change")
 
 
 def label_of(key: str) -> str:

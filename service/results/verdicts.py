@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .analysis import NO_DISRUPTION
+from .capacity_change import MARGIN as CAPACITY_MARGIN
 from .formatting import format_value, label_of
 from .ranks import ALPHA, fisher, holm, midranks, rank_test, shift, smallest_p, trials_needed
 
@@ -41,6 +42,10 @@ MARGINS: dict[str, float] = {
     "data_at_risk_s": 5.0,
     "lost_objects": 0,  # any lost object matters
     "corrupt_objects": 0,
+    # a scale run's change in capacity, judged between its group and an A/A control group
+    # (the same runs with a pause instead of the scale action): what the order of two
+    # calibrations moves alone is taken out (service.results.capacity_change)
+    "capacity_change": CAPACITY_MARGIN,
 }
 OUTCOMES = tuple(MARGINS)
 COUNTS = ("errors", "deficit_ops", "lost_objects", "corrupt_objects")
@@ -99,6 +104,9 @@ def observe(key: str, entry: dict[str, Any]) -> Observed:
     """What one run (a report entry) says of one figure."""
     value = entry.get(key)
     reason = (entry.get("reasons") or {}).get(key)
+    if key == "capacity_change":  # a scale run's, beside its two calibrations
+        capacity = entry.get("capacity") or {}
+        value, reason = capacity.get("change"), capacity.get("reason")
     if value is not None:
         return Observed("measured", float(value))
     if reason and NO_DISRUPTION in reason:
@@ -179,8 +187,9 @@ def chance_line(tests: int) -> str:
     """How many "different" lines chance alone would give, said correctly for Holm."""
     if tests == 0:
         return "No outcome figure could be tested."
+    among = "from this one test" if tests == 1 else f"among these {_tests(tests)}"
     return (f"Chance alone: where nothing differs, the chance of one or more false "
-            f"'different' lines among these {_tests(tests)} is at most {ALPHA:.0%} (Holm), so "
+            f"'different' lines {among} is at most {ALPHA:.0%} (Holm), so "
             f"of 20 such comparisons of identical conditions at most 1 is expected to show "
             f"any; a test at the edge of its power shows fewer.")
 

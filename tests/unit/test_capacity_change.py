@@ -132,3 +132,36 @@ def test_trials_without_a_measured_change_are_left_out_and_one_trial_gets_no_ver
     assert capacity_verdict([None, None]) is None
     assert capacity_verdict([_trial(400, 410, bound=True)])["text"] == (
         "capacity change n/a: no trial measured both calibrations validly")
+
+
+def _group(name: str, changes: list[int]) -> list[dict]:
+    # runs of one trial group whose only figure is the capacity (before 1000 ops/s)
+    return [{"run_id": i, "trial_group": name, "status": "completed", "cluster": "lab-ceph",
+             "api": "rados", "capacity": _trial(1000, 1000 + d)} for i, d in enumerate(changes)]
+
+
+def test_a_scale_group_is_judged_against_its_pause_control_group():
+    from service.results.formatting import format_value
+    from service.results.trial_groups import trial_groups
+
+    # the order of the two calibrations alone lowers the second by about 3%: the control
+    # shows it, and the gain of the scale action is judged net of it
+    control = _group("pause", [-35, -28, -31, -25, -33, -30])
+    scale = _group("scale", [210, 232, 225, 218, 240, 229])
+    judged = trial_groups(control + scale, {}, format_value)["differences"][0]["figures"]
+
+    verdict = judged["capacity_change"]
+    assert verdict["verdict"] == "different"
+    assert verdict["low"] > 0.2 and verdict["high"] < 0.3  # the net gain, about 25 points
+    assert "capacity change" in verdict["text"]
+
+
+def test_two_pause_controls_are_no_meaningful_capacity_difference():
+    from service.results.formatting import format_value
+    from service.results.trial_groups import trial_groups
+
+    first = _group("pause 1", [-5, 3, -2, 4, 0, -1, 2, 1])
+    second = _group("pause 2", [-3, 1, 2, -4, 0, 3, -1, 2])
+    judged = trial_groups(first + second, {}, format_value)["differences"][0]["figures"]
+
+    assert judged["capacity_change"]["verdict"] == "no meaningful difference"

@@ -98,7 +98,7 @@ def test_the_comparison_names_its_method_and_what_chance_alone_would_give():
     assert data["trials"]["method"].startswith("Method: per outcome figure, a two-sided exact "
                                                "rank test")
     assert data["trials"]["differences"][0]["tests"] == 1
-    assert ("the chance of one or more false 'different' lines among these 1 test is at "
+    assert ("the chance of one or more false 'different' lines from this one test is at "
             "most 5% (Holm), so of 20 such comparisons of identical conditions at most 1 is "
             "expected to show any") in text
     assert "within noise" not in text
