@@ -19,31 +19,12 @@ from prometheus_client.registry import Collector, CollectorRegistry
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from service.results.figure_definitions import FIGURES
 from service.results.queries import STATUSES
 from service.store.models import FaultRecord, Run
 
 # figure key -> (metric name, help); seconds and ratios in base units, as Prometheus asks
-RESULT_FIGURES = (
-    ("deficit_s", "faultline_last_deficit_seconds",
-     "Operations not served on time during the fault, in seconds of full load"),
-    ("throughput_drop", "faultline_last_throughput_drop_ratio",
-     "Mean throughput drop from the fault until clients recovered (0-1)"),
-    ("worst_second_drop", "faultline_last_worst_second_drop_ratio",
-     "Throughput drop of the worst second after the fault (0-1)"),
-    ("errors", "faultline_last_errors", "Client errors of the run"),
-    ("time_to_detect_s", "faultline_last_time_to_detect_seconds",
-     "From the fault until the cluster reported it"),
-    ("time_to_client_recovery_s", "faultline_last_time_to_client_recovery_seconds",
-     "From the fault until the load was back within 5% with no errors"),
-    ("time_to_full_redundancy_s", "faultline_last_time_to_full_redundancy_seconds",
-     "From the fault until fully redundant while the fault persisted"),
-    ("time_to_full_redundancy_after_restore_s",
-     "faultline_last_time_to_full_redundancy_after_restore_seconds",
-     "From the restore until fully redundant again"),
-    ("time_to_alert_s", "faultline_last_time_to_alert_seconds",
-     "From the fault until the first matching alert fired"),
-    ("lost_objects", "faultline_last_lost_objects", "Acknowledged objects not read back"),
-)
+RESULT_FIGURES = tuple((f.key, *f.gauge) for f in FIGURES if f.gauge)
 RESULT_LABELS = ["cluster", "experiment"]
 FINISHED = ("completed", "failed", "aborted", "interrupted", "invalid")
 

@@ -21,11 +21,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from .figure_definitions import BY_KEY
 from .ranks import ALPHA, paired_shift, signed_rank_test
 from .spread import Spread, spread
 
 WHICH = ("before", "after")
-MARGIN = 0.02  # a capacity change within +-2% is no meaningful change
+MARGIN = BY_KEY["capacity_change"].margin  # a change within +-2% is no meaningful change
 PAIRED_TRIALS = 6  # the fewest changes whose exact signed-rank test can reach 5%
 ONE_TRIAL = ("one trial: whether this is beyond the run-to-run noise of the calibrations "
              "needs `faultline run --trials 3` (or more) of the experiment")

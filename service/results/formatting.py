@@ -7,37 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-LABELS = {
-    "baseline_ops": "baseline throughput",
-    "baseline_mbps": "baseline bandwidth",
-    "baseline_p50_ms": "baseline p50 latency",
-    "baseline_p99_ms": "baseline p99 latency",
-    "errors": "errors",
-    "errors_by_class": "errors by class",
-    "errors_by_op": "errors by operation",
-    "deficit_ops": "deficit (operations not served on time)",
-    "deficit_s": "deficit (seconds of full load)",
-    "throughput_drop": "throughput drop (mean over the fault)",
-    "worst_second_drop": "throughput drop (worst second)",
-    "time_to_detect_s": "time to detect",
-    "time_to_client_recovery_s": "time to client recovery",
-    "time_to_full_redundancy_s": "time to full redundancy (while the fault persists)",
-    "time_to_full_redundancy_after_restore_s": "time to full redundancy after the restore",
-    "restore_at_s": "restored at (after the fault)",
-    "time_to_alert_s": "time to alert",
-    "data_at_risk_s": "data at risk",
-    "lost_objects": "lost objects",
-    "corrupt_objects": "corrupt objects",
-    "capacity_change": "capacity change (after the scale action / before)",
-}
-UNITS = {
-    "baseline_ops": " ops/s", "baseline_mbps": " MB/s", "baseline_p50_ms": " ms",
-    "baseline_p99_ms": " ms", "time_to_detect_s": " s", "time_to_client_recovery_s": " s",
-    "time_to_full_redundancy_s": " s", "time_to_full_redundancy_after_restore_s": " s",
-    "restore_at_s": " s", "time_to_alert_s": " s", "data_at_risk_s": " s",
-    "deficit_ops": " ops", "deficit_s": " s",
-}
-FRACTIONS = ("throughput_drop", "worst_second_drop", "capacity_change")
+from .figure_definitions import FIGURES
+
+# the labels and units are the figures' own (service.results.figure_definitions)
+LABELS = {f.key: f.label for f in FIGURES}
+UNITS = {f.key: f.unit for f in FIGURES if f.unit}
+FRACTIONS = tuple(f.key for f in FIGURES if f.fraction)
 
 
 def label_of(key: str) -> str:

@@ -10,22 +10,14 @@ from .analysis import CLIENT_RECOVERY_TOLERANCE, NO_DISRUPTION, NOT_STARTED
 from .capacity_change import capacity_lines
 from .corruption import corruption_figures, corruption_lines
 from .deficit import ON_TIME_S
+from .figure_definitions import COMPAT_KEYS, REPORT_KEYS
 from .formatting import count_rows, label_of
 from .heals import heal_lines, heals
 from .silenced import silenced_note
 
-# the figures a report, a comparison and the run page show
-FIGURE_KEYS = (
-    "baseline_ops", "baseline_mbps", "baseline_p50_ms", "baseline_p99_ms", "errors",
-    "errors_by_class", "errors_by_op", "deficit_ops", "deficit_s", "worst_second_drop",
-    "time_to_detect_s", "time_to_client_recovery_s", "time_to_full_redundancy_s",
-    "time_to_full_redundancy_after_restore_s", "restore_at_s", "time_to_alert_s",
-    "data_at_risk_s",
-    "lost_objects", "corrupt_objects",
-)
-# kept in the JSON for old runs and old clients, no longer shown: the mean drop, which the
-# catch-up burst after a stall washes out (the deficit replaced it)
-COMPAT_KEYS = ("throughput_drop",)
+# the figures a report, a comparison and the run page show; the JSON adds the mean drop for
+# old runs and old clients (service.results.figure_definitions)
+FIGURE_KEYS = REPORT_KEYS
 API_KEYS = FIGURE_KEYS + COMPAT_KEYS
 DEFICIT_KEYS = ("deficit_ops", "deficit_s")
 OLD_RUN_DEFICIT = "the run was recorded before Faultline measured the deficit"

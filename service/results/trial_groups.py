@@ -13,6 +13,7 @@ from itertools import combinations
 from typing import Any
 
 from .capacity_change import capacity_verdict
+from .figure_definitions import BY_KEY
 from .report import FIGURE_KEYS
 from .spread import Spread, spread
 from .verdicts import METHOD, OUTCOMES, compare_groups, observe
@@ -20,7 +21,7 @@ from .verdicts import METHOD, OUTCOMES, compare_groups, observe
 # the figures that have a spread: numbers, not tables
 NUMERIC = tuple(k for k in FIGURE_KEYS if k not in ("errors_by_class", "errors_by_op")) + \
     tuple(k for k in OUTCOMES if k not in FIGURE_KEYS)
-COUNTS = ("errors", "lost_objects", "corrupt_objects", "deficit_ops")  # whole numbers
+COUNTS = tuple(k for k in NUMERIC if BY_KEY[k].count)  # whole numbers
 ENTERS = ("completed", "deviated")  # a deviated run measured the fault; it failed a hypothesis
 SINGLE_TRIALS = ("Each figure comes from a single run on each side: whether a difference is "
                  "larger than the noise cannot be told. Repeat each with `faultline run "

@@ -22,33 +22,15 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .analysis import NO_DISRUPTION
-from .capacity_change import MARGIN as CAPACITY_MARGIN
+from .figure_definitions import BY_KEY, MARGINS
 from .formatting import format_value, label_of
 from .ranks import ALPHA, fisher, holm, midranks, rank_test, shift, smallest_p, trials_needed
 
 # the outcome figures, the only ones judged, and the margin inside which a difference is
-# not meaningful, in the figure's own unit (fractions: 0.05 is 5 points)
-MARGINS: dict[str, float] = {
-    "errors": 10,  # operations: at 100 ops/s a stall 0.1 s longer fails 10 more
-    "deficit_ops": 10,  # operations not served on time
-    "deficit_s": 1.0,  # seconds of full load
-    "worst_second_drop": 0.05,
-    "fault_p99_ms": 50.0,  # ms: the p99 of a short fault window moves by tens of ms
-    "time_to_detect_s": 1.0,
-    "time_to_client_recovery_s": 1.0,
-    "time_to_full_redundancy_s": 5.0,  # the cluster is polled every few seconds
-    "time_to_full_redundancy_after_restore_s": 5.0,
-    "time_to_alert_s": 5.0,  # Prometheus evaluates its rules every 5 s
-    "data_at_risk_s": 5.0,
-    "lost_objects": 0,  # any lost object matters
-    "corrupt_objects": 0,
-    # a scale run's change in capacity, judged between its group and an A/A control group
-    # (the same runs with a pause instead of the scale action): what the order of two
-    # calibrations moves alone is taken out (service.results.capacity_change)
-    "capacity_change": CAPACITY_MARGIN,
-}
+# not meaningful, in the figure's own unit (fractions: 0.05 is 5 points), as
+# service.results.figure_definitions gives them
 OUTCOMES = tuple(MARGINS)
-COUNTS = ("errors", "deficit_ops", "lost_objects", "corrupt_objects")
+COUNTS = tuple(k for k in OUTCOMES if BY_KEY[k].count)
 
 # a time that was never reached is right-censored at the end of what the run observed:
 # (the words for it, where its observation window ends)
