@@ -1,10 +1,11 @@
 """The Faultline Chaos Toolkit control, under its public path: every experiment file (and
 every experiment stored in PostgreSQL) names `service.control` in its `controls`. The
-control itself is service.runs.control; Chaos Toolkit looks its hooks up by name here."""
+control itself is service.runs.control, its hooks service.runs.hooks; Chaos Toolkit looks
+the hooks up by name here."""
 
 from __future__ import annotations
 
-from service.runs.control import (
+from service.runs.hooks import (
     after_activity_control,
     after_experiment_control,
     before_activity_control,

@@ -39,47 +39,37 @@ import json
 import logging
 import os
 import socket
-import sys
 import threading
 import time
 import uuid
-from datetime import datetime
 from typing import Any
 
 from chaoslib.exceptions import InterruptExecution
 
-from clusters import fault_ledger
 from clusters.config import cluster_from_configuration
-from clusters.exceptions import ClusterError, ProtectedCluster
 from loadgen.cpu import CpuMark
 from loadgen.drivers import driver_for
-from loadgen.exceptions import LoadError
-from loadgen.lag import LagCounts
 from loadgen.metrics import DriverMetrics
 from loadgen.metrics import serve as serve_metrics
 from loadgen.session import LoadSession
-from service.experiments.preflight import PreflightError, check_run, on_invalid_baseline
+from service.experiments.preflight import check_run, on_invalid_baseline
 from service.experiments.topology import topology_notes
-from service.jobs.cluster_lock import ClusterBusy, ClusterLock
+from service.jobs.cluster_lock import ClusterLock
 from service.results import baseline, figures
 from service.results.capacity import run_settings
-from service.results.exceptions import InvalidCalibration
-from service.store import db, secret_files
-from service.store.exceptions import InsecureSecretFile
+from service.store import db
 from service.store.fault_ledger import use_database_ledger
-from service.store.recording import RunNotQueued, RunRecorder, fail_queued
+from service.store.recording import RunRecorder
 
-from . import calibration, capacity_runs, silences
+from . import calibration, capacity_runs, fault_timeline, restore_checks, silences
 from .abort_watch import AbortWatch
+from .baseline_gate import BaselineGate
 from .distributed_load import DistributedLoad, defer_driver_job
+from .final_status import Ending, final_status
 from .heartbeat import Heartbeat
 from .sampler import ClusterSampler
 
 logger = logging.getLogger("chaostoolkit")
-
-# Chaos Toolkit calls controls as module functions; the run in progress of each
-# experiment is kept here, keyed by the experiment object's identity.
-_runs: dict[int, RunControl] = {}
 
 
 class RunControl:
@@ -91,7 +81,7 @@ class RunControl:
         # what this system can and cannot do about the faults in this topology, said once
         # before anything is injected (service.experiments.topology)
         self.topology_note = topology_notes(experiment, self.cluster)
-        self.fault_name = arguments.get("fault") or _first_action(experiment)
+        self.fault_name = arguments.get("fault") or fault_timeline.first_action(experiment)
         self.restore_name = arguments.get("restore")
         self.tail_s = float(arguments.get("tail_s", 10))
         self.baseline_after = arguments.get("baseline_after")
@@ -265,33 +255,13 @@ class RunControl:
 
     def judge_baseline(self, start: float, end: float) -> None:
         """Judge the baseline window [start, end) before anything is injected
-        (service.results.baseline). One that is not steady is measured on, a window of the
-        same length sliding on, up to the stated limit (`baseline.extension_s`); the verdict
-        says how long the baseline really was and why it was extended. One that did not hold
-        interrupts the run: nothing is injected, the rollbacks (idempotent restores) run,
-        and the run ends `invalid` with the reason; unless the experiment asked to inject
-        anyway (`baseline.on_invalid`)."""
-        planned = end - start
-        extensions: list[dict[str, Any]] = []
-        while True:
-            window = baseline.window_of(
-                self._recorded_seconds(end), end - planned, end,
-                None if self.workload.workers else self.workload.rate,
-                self._lags(end - planned, end), self._generator_cpu(),
-                self._cluster_problems(end - planned, end))
-            verdict = baseline.judge(window)
-            more = baseline.extension_s(verdict, planned, end - start)
-            if more is None:
-                break
-            extensions.append({"after_s": round(end - start, 1), "reasons": verdict["reasons"]})
-            self.recorder.event("baseline_extended", after_s=round(end - start, 1),
-                                more_s=more, reasons=verdict["reasons"])
-            logger.info(f"The baseline is not steady yet ({baseline.summary(verdict)}); "
-                        f"measuring {more:.0f} s more")
-            end += more
-            time.sleep(max(0.0, end - time.time()))
-        verdict = {**verdict, "on_invalid": self.on_invalid, "baseline_s": planned,
-                   "measured_s": round(end - start, 1), "extensions": extensions}
+        (service.runs.baseline_gate). One that did not hold interrupts the run: nothing is
+        injected, the rollbacks (idempotent restores) run, and the run ends `invalid` with
+        the reason; unless the experiment asked to inject anyway (`baseline.on_invalid`)."""
+        gate = BaselineGate(self.sessions, self.run_id, self.workload, self.load, self.sampler,
+                            self.recorder, self._cpu_mark)
+        verdict, window = gate.judge(start, end)
+        verdict = {**verdict, "on_invalid": self.on_invalid}
         if self.validity is None or not verdict["valid"]:  # a fill's run judges twice
             self.validity = verdict
         self.recorder.event("baseline_judged", valid=verdict["valid"],
@@ -309,38 +279,6 @@ class RunControl:
         logger.error(f"The baseline did not hold: {message}")
         raise InterruptExecution(
             f"Faultline: the baseline did not hold, nothing was injected: {message}")
-
-    def _recorded_seconds(self, end: float, wait_s: float = 6.0) -> list:
-        """The run's seconds of load, once the window's last second is stored (the load
-        stores what it measured every 2 s; drivers on other hosts as often)."""
-        deadline = time.monotonic() + wait_s
-        while True:
-            with self.sessions() as session:
-                seconds = figures.seconds_of(session, self.run_id)
-            if any(s.ts >= end - 1.5 for s in seconds) or time.monotonic() > deadline:
-                return seconds
-            time.sleep(0.5)
-
-    def _lags(self, start: float, end: float) -> LagCounts | None:
-        """The schedule lags of every operation the open loop meant to start in the window
-        (its schedule starts with the load)."""
-        lags = getattr(getattr(self.load, "loop", None), "lags", None)
-        if lags is None or self.workload.workers or self.load.started_at is None:
-            return None  # a closed loop, or drivers on other hosts
-        return lags.window(start - self.load.started_at, end - self.load.started_at)
-
-    def _generator_cpu(self) -> float | None:
-        """Cores this process used since the load (or the baseline after a fill) started;
-        None when the load runs on other hosts."""
-        if self._cpu_mark is None or isinstance(self.load, DistributedLoad):
-            return None
-        return self._cpu_mark.cores(min_s=1)
-
-    def _cluster_problems(self, start: float, end: float) -> list[str]:
-        samples = [(h, s) for ts, h, s in list(self.sampler.recent) if start <= ts <= end]
-        if not samples:
-            return ["no cluster sample was taken during the baseline"]
-        return [p for p in (baseline.cluster_problem(h, s) for h, s in samples) if p]
 
     def fault_time(self) -> float | None:
         """When the fault was injected, as far as is known yet: an action with a pause after
@@ -367,7 +305,7 @@ class RunControl:
             self.fault_unreported = True
             self.metrics.fault_active = True
         status = (result or {}).get("status")
-        ts = _timestamp((result or {}).get("end")) or time.time()
+        ts = fault_timeline.timestamp((result or {}).get("end")) or time.time()
         self.recorder.event("activity", ts=ts, name=name, type=activity.get("type"),
                             status=status, output=_jsonable((result or {}).get("output")))
         if status == "succeeded":
@@ -403,7 +341,7 @@ class RunControl:
             # the restore counts from when it began: one that powers a zone back on and
             # starts its daemons one node at a time may end after the cluster has recovered,
             # which must not pass for recovery while the fault persisted
-            begun = _timestamp((result or {}).get("start")) or ts
+            begun = fault_timeline.timestamp((result or {}).get("start")) or ts
             # a crash its supervisor undid ended when the daemon came back, not when the
             # restore (which only waited for that) began
             back = [o["came_back_at"] for o in self.daemon_outcomes
@@ -449,7 +387,7 @@ class RunControl:
                 self.load.stop()
             self.metrics.load_running = False
             if self.sampler is not None:
-                self._wait_for_daemons_back(journal)
+                restore_checks.wait_for_daemons_back(journal, self.sampler)
                 self.sampler.stop()
         try:
             if self.load is not None:
@@ -466,10 +404,9 @@ class RunControl:
                 self.driver.close()
         if self.load is not None and self.load.failure:
             error = self.load.failure
-        unrestored = self._check_restored(journal)
+        unrestored = restore_checks.unrestored(journal, self.sampler, self.recorder)
         if unrestored and journal is not None:
             journal["status"] = "failed"  # so `chaos run` exits non-zero too
-        error = unrestored or error
         with self.sessions() as session:
             result = figures.compute(session, self.run_id)
         result["topology_note"] = self.topology_note
@@ -486,27 +423,16 @@ class RunControl:
                                          if v == "no fault was injected" else v)
                                      for k, v in result.get("reasons", {}).items()}
         self._timeline_events(result)
-        status = (journal or {}).get("status", "failed")
-        if (journal or {}).get("deviated"):
-            status = "deviated"
-        status = status if not error else "failed"
-        if invalid and not unrestored:
-            status = "invalid"
-            error = ("the baseline did not hold, nothing was injected: "
-                     + baseline.summary(self.validity))
-        deviations = [o["deviation"] for o in self.daemon_outcomes if o.get("deviation")]
         if self.daemon_outcomes:
+            deviations = [o["deviation"] for o in self.daemon_outcomes if o.get("deviation")]
             result["fault_intent"] = {"kept": not deviations, "daemons": self.daemon_outcomes}
-        if deviations and not error:
-            # a daemon meant to stay down came back (its supervisor, an operator): what was
-            # measured is not what the experiment asked for, whatever the figures say
-            status = "invalid"
-            error = "the fault's intent was not kept: " + "; ".join(deviations)
-        if self.not_taken and not error:
-            status, error = "invalid", f"the fault did not take: {self.not_taken}"
-        aborted = self.abort_watch.reason if self.abort_watch is not None else None
-        if aborted and not error:  # stopped on purpose, rollbacks run: say why
-            status, error = "interrupted", aborted
+        status, error = final_status(Ending(
+            journal_status=(journal or {}).get("status", "failed"),
+            deviated=bool((journal or {}).get("deviated")), unrestored=unrestored, error=error,
+            baseline_invalid=baseline.summary(self.validity) if invalid else None,
+            deviations=[o["deviation"] for o in self.daemon_outcomes if o.get("deviation")],
+            not_taken=self.not_taken,
+            aborted=self.abort_watch.reason if self.abort_watch is not None else None))
         self.recorder.finish(status, figures=result, error=error, journal=_jsonable(journal))
         logger.info(f"Faultline run {self.run_id}: {status}; "
                     f"see `faultline report {self.run_id}`")
@@ -517,56 +443,18 @@ class RunControl:
                 and not self.validity.get("injected_anyway") and self.fault_ts is None)
 
     def _record_unreported_fault(self, journal: dict | None) -> None:
-        """The fault of a run interrupted before its action reported: the journal has the
-        action's end and status even when its pause after was cut short."""
-        run = next((r for r in (journal or {}).get("run") or []
-                    if (r.get("activity") or {}).get("name") == self.fault_name), None)
-        if run is not None and run.get("status") == "succeeded":
-            self.fault_ts = _timestamp(run.get("end")) or self.fault_started_ts
-            note = "the run was interrupted during the pause after the fault's action"
-        elif run is not None and run.get("status") == "failed":
+        """The fault of a run interrupted before its action reported it."""
+        fault = fault_timeline.unreported_fault(journal, self.fault_name,
+                                                self.fault_started_ts, time.time())
+        if fault.failed:
             self.fault_ts = None
-            self.recorder.event("fault_failed", ts=_timestamp(run.get("end")) or time.time(),
-                                name=self.fault_name,
-                                error=str(run.get("exception") or "")[:2000])
+            self.recorder.event("fault_failed", ts=fault.ts, name=self.fault_name,
+                                error=fault.text)
             return
-        else:
-            self.fault_ts = self.fault_started_ts
-            note = ("the run was interrupted during the fault's action: this is when it "
-                    "began, and the fault may be partial")
+        self.fault_ts = fault.ts
         self.recorder.update(fault_ts=self.fault_ts)
-        self.recorder.event("fault_injected", ts=self.fault_ts, name=self.fault_name, note=note)
-
-    def _wait_for_daemons_back(self, journal: dict | None, timeout_s: float = 30.0) -> None:
-        """A restore that starts a daemon returns before the cluster counts it up (an OSD
-        boots for a few seconds; seen in CI with a 1 s tail): if every rollback succeeded,
-        give the cluster that long before _check_restored judges what is still down."""
-        rollbacks = (journal or {}).get("rollbacks", [])
-        if any(r.get("status") != "succeeded" for r in rollbacks):
-            return
-        deadline = time.monotonic() + timeout_s
-        while ((self.sampler.latest or {}).get("down") or 0) > 0 \
-                and time.monotonic() < deadline:
-            time.sleep(1.0)
-
-    def _check_restored(self, journal: dict | None) -> str | None:
-        """Say loudly if a rollback failed or the cluster was left with daemons down."""
-        failed = [r.get("activity", {}).get("name") for r in (journal or {}).get("rollbacks", [])
-                  if r.get("status") != "succeeded"]
-        state = (self.sampler.latest or {}) if self.sampler else {}
-        down = state.get("down") or 0
-        problems = []
-        if failed:
-            problems.append(f"rollback {', '.join(map(str, failed))} failed")
-        if down > 0:
-            problems.append(f"still down at the end of the run: {state.get('summary')} "
-                            "(see `faultline lab status`)")
-        if not problems:
-            return None
-        message = "FAULT NOT RESTORED: " + "; ".join(problems)
-        logger.critical(message)
-        self.recorder.event("restore_failed", problems=problems)
-        return message
+        self.recorder.event("fault_injected", ts=self.fault_ts, name=self.fault_name,
+                            note=fault.text)
 
     def _timeline_events(self, result: dict) -> None:
         for kind, ts in figures.milestones(self.fault_ts, result):
@@ -598,127 +486,6 @@ class RunControl:
             self.metrics_server = None
         if self.lock is not None:
             self.lock.release()
-
-
-def before_experiment_control(context: dict, configuration: dict = None,
-                              secrets: dict = None, **arguments: Any) -> None:
-    # chaoslib logs any other exception of a control at debug level and goes on, which
-    # would inject the fault with no load and no record: every failure must interrupt.
-    queued_run_id = arguments.get("run_id")
-    lock = None
-    try:
-        secret_files.check()  # `chaos run` starts here, not in the faultline command
-        # the lock first: a busy cluster may fail a preflight check for another run's fault
-        lock = _lock_cluster(configuration)
-        control = RunControl(context, configuration, arguments)
-    except ProtectedCluster as exc:
-        _stop_before_start(lock, queued_run_id, str(exc))
-        if queued_run_id is None and _under_chaos_cli():
-            _exit_refused(str(exc))
-        raise InterruptExecution(f"Faultline: {exc}") from None
-    except (ClusterError, LoadError, PreflightError, ClusterBusy, InvalidCalibration,
-            InsecureSecretFile) as exc:
-        _stop_before_start(lock, queued_run_id, str(exc))
-        raise InterruptExecution(f"Faultline: {exc}") from None
-    except Exception as exc:
-        logger.exception("Faultline could not prepare the run")
-        _stop_before_start(lock, queued_run_id, f"could not prepare the run: {exc}")
-        raise InterruptExecution(f"Faultline could not prepare the run: {exc}") from None
-    control.lock = lock
-    try:
-        control.begin(arguments.get("experiment_path"), queued_run_id)
-    except RunNotQueued as exc:
-        control.abandon(str(exc))
-        raise InterruptExecution(f"Faultline: {exc}") from None
-    except Exception as exc:
-        control.abandon(str(exc))
-        if control.recorder is None and queued_run_id is not None:
-            fail_queued(control.sessions, queued_run_id, f"could not start the load: {exc}")
-        raise InterruptExecution(f"Faultline could not start the load: {exc}") from None
-    _runs[id(context)] = control
-
-
-def _under_chaos_cli() -> bool:
-    return os.path.basename(sys.argv[0] if sys.argv else "") == "chaos"
-
-
-def _exit_refused(message: str) -> None:
-    """End the stock `chaos run` as `faultline run` ends on bad input: one error line, exit
-    2. chaoslib catches whatever a control raises, SystemExit included, and would go on to
-    the rollbacks (restores on a cluster that took no fault), so the process ends here;
-    nothing was started but the cluster lock, released above."""
-    sys.stderr.write(f"error: {message}\n")
-    sys.stderr.flush()
-    os._exit(2)
-
-
-def _lock_cluster(configuration: dict | None) -> ClusterLock:
-    cluster = cluster_from_configuration(configuration)
-    url = db.database_url()
-    wait_s = float(os.environ.get("FAULTLINE_CLUSTER_WAIT_S", "0"))
-    if wait_s:
-        logger.info(f"Waiting up to {wait_s:.0f} s for cluster {cluster.name} to be free")
-    return ClusterLock(url, cluster.name).acquire(db.session_factory(url), wait_s=wait_s)
-
-
-def _stop_before_start(lock: ClusterLock | None, queued_run_id: int | None,
-                       message: str) -> None:
-    if lock is not None:
-        lock.release()
-    if queued_run_id is not None:
-        fail_queued(db.session_factory(), queued_run_id, message)
-
-
-def before_method_control(context: dict, experiment: dict = None, **arguments: Any) -> None:
-    control = _runs.get(id(experiment or context))
-    if control is not None and control.load is not None:
-        control.wait_baseline()
-
-
-def before_activity_control(context: dict, experiment: dict = None, **arguments: Any) -> None:
-    control = _runs.get(id(experiment)) if experiment is not None else None
-    if control is not None:
-        control.activity_starting(context)
-
-
-def after_activity_control(context: dict, state: dict = None, experiment: dict = None,
-                           **arguments: Any) -> None:
-    control = _runs.get(id(experiment)) if experiment is not None else None
-    if control is not None and control.recorder is not None:
-        control.activity_done(context, state)
-
-
-def after_experiment_control(context: dict, state: dict = None, **arguments: Any) -> None:
-    control = _runs.pop(id(context), None)
-    fault_ledger.set_backend(None)  # the rollbacks have run: back to the default ledger
-    if control is not None and control.recorder is not None:
-        if state is not None:
-            state["faultline_run_id"] = control.run_id  # the journal names its run
-        try:
-            control.end(state)
-        except Exception as exc:  # chaoslib would hide it: say it, and close the run
-            logger.exception(f"Faultline could not finish run {control.run_id}")
-            control.abandon(f"could not finish the run: {exc}")
-            if state is not None:
-                state["status"] = "failed"
-        finally:
-            control.release()
-
-
-def _first_action(experiment: dict) -> str | None:
-    for activity in experiment.get("method", []):
-        if activity.get("type") == "action":
-            return activity.get("name")
-    return None
-
-
-def _timestamp(value: Any) -> float | None:
-    if isinstance(value, str):
-        try:
-            return datetime.fromisoformat(value).timestamp()
-        except ValueError:
-            return None
-    return None
 
 
 def _jsonable(value: Any) -> Any:

@@ -1,0 +1,49 @@
+"""Whether a run's fault was undone: every rollback succeeded and no daemon is still down
+when the run ends. A run that fails this is marked failed, "FAULT NOT RESTORED", however
+good its figures (service.runs.final_status)."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from service.store.recording import RunRecorder
+
+from .sampler import ClusterSampler
+
+logger = logging.getLogger("chaostoolkit")
+
+
+def wait_for_daemons_back(journal: dict | None, sampler: ClusterSampler,
+                          timeout_s: float = 30.0) -> None:
+    """A restore that starts a daemon returns before the cluster counts it up (an OSD
+    boots for a few seconds; seen in CI with a 1 s tail): if every rollback succeeded,
+    give the cluster that long before `unrestored` judges what is still down."""
+    rollbacks = (journal or {}).get("rollbacks", [])
+    if any(r.get("status") != "succeeded" for r in rollbacks):
+        return
+    deadline = time.monotonic() + timeout_s
+    while ((sampler.latest or {}).get("down") or 0) > 0 and time.monotonic() < deadline:
+        time.sleep(1.0)
+
+
+def unrestored(journal: dict | None, sampler: ClusterSampler | None,
+               recorder: RunRecorder) -> str | None:
+    """Say loudly if a rollback failed or the cluster was left with daemons down: the
+    message, recorded as a `restore_failed` event; None when all was restored."""
+    failed = [r.get("activity", {}).get("name") for r in (journal or {}).get("rollbacks", [])
+              if r.get("status") != "succeeded"]
+    state = (sampler.latest or {}) if sampler else {}
+    down = state.get("down") or 0
+    problems = []
+    if failed:
+        problems.append(f"rollback {', '.join(map(str, failed))} failed")
+    if down > 0:
+        problems.append(f"still down at the end of the run: {state.get('summary')} "
+                        "(see `faultline lab status`)")
+    if not problems:
+        return None
+    message = "FAULT NOT RESTORED: " + "; ".join(problems)
+    logger.critical(message)
+    recorder.event("restore_failed", problems=problems)
+    return message
