@@ -9,7 +9,9 @@ run judges its baseline before its fault, injects nothing, touches no daemon, wr
 in the fault ledger, and ends `invalid` saying why in plain words and how long it measured.
 
 The OSD is resumed before its heartbeat grace (6 s in the lab) each time, so the cluster
-never marks it down and the next test finds it as it was."""
+never marks it down. Its peers still saw pings seconds late, which Ceph reports as a health
+warning (OSD_SLOW_PING_TIME_*) for a while after: the test waits until it has cleared, so
+the next test finds the cluster as this one found it."""
 
 from __future__ import annotations
 
@@ -25,6 +27,8 @@ from short_runs import short_experiment
 from sqlalchemy import select
 
 from clusters import services
+from clusters.ceph_admin import CephAdmin
+from service.results.baseline import EXPECTED_CHECKS
 from service.store.models import Event, Run
 
 pytestmark = pytest.mark.lab
@@ -53,6 +57,14 @@ def _load_started(sessions, process: subprocess.Popen, timeout_s: float = 120) -
     raise AssertionError("the run's load never started")
 
 
+def _wait_until_no_warning(cluster, timeout_s: float = 420) -> None:
+    with CephAdmin.for_cluster(cluster) as admin:
+        last, ok = admin.wait_until(
+            lambda s: (s.num_pgs > 0 and s.clean_pgs == s.num_pgs and not s.degraded_objects
+                       and set(s.checks) <= EXPECTED_CHECKS), timeout_s, hold_s=3)
+    assert ok is not None, f"still unhealthy {timeout_s:.0f} s after the freezes: {last}"
+
+
 def test_an_osd_frozen_during_the_baseline_ends_the_run_invalid_with_nothing_injected(
         ceph_cluster, env, sessions, tmp_path):
     experiment = short_experiment("frozen osd", [KILL], [START], rate=50,
@@ -79,6 +91,7 @@ def test_an_osd_frozen_during_the_baseline_ends_the_run_invalid_with_nothing_inj
         if process.poll() is None:
             process.kill()
             process.wait()
+        _wait_until_no_warning(ceph_cluster)
 
     assert process.returncode == 1, out[-2000:] + err[-2000:]
     assert services.pid_of(ceph_cluster, osd) == pid  # never killed, never restarted
