@@ -18,6 +18,7 @@ from clusters import fault_ledger, services, swift_admin, swift_scale, swift_sca
 from clusters.config import cluster_from_configuration
 from clusters.exceptions import ClusterError, InvalidScale
 from clusters.inventory import Cluster, Service
+from clusters.polling import poll_until
 from clusters.swift_admin import DEFAULT_PORTS, SwiftAdmin, proxy_address
 
 from .safety import (
@@ -172,12 +173,10 @@ def start_server(server: str = "object", node: str = "node1", timeout_s: float =
     except ClusterError as exc:
         raise ActivityFailed(f"start_server: {exc}") from None
     address, port = _healthcheck_endpoint(cluster, server, node)
-    deadline = time.monotonic() + timeout_s
-    while not swift_admin.answers_healthcheck(address, port):
-        if time.monotonic() > deadline:
-            raise ActivityFailed(f"{service.name} started but not answering on "
-                                 f"{address}:{port} after {timeout_s:.0f} s")
-        time.sleep(0.2)
+    poll_until(f"{service.name} answering", lambda: swift_admin.answers_healthcheck(address, port),
+               timeout_s, 0.2, error=ActivityFailed,
+               message=f"{service.name} started but not answering on {address}:{port} after "
+                       f"{timeout_s:.0f} s")
     ledger_restored(cluster, f"daemon:{service.name}")
     return {**restore_report([outcome]), "service": service.name, "node": service.node,
             "started": outcome["started_by_restore"]}

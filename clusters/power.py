@@ -26,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from . import firewall, services, supervision
 from .exceptions import BmcUnavailable, InventoryError, NodeUnreachable, RemoteCommandFailed
 from .inventory import Cluster, Node
+from .polling import poll_until
 from .private_files import check_private
 from .ssh import run_on_node
 
@@ -137,16 +138,13 @@ def _kill_daemons(cluster: Cluster, node: Node, here: bool) -> list[str]:
 
 
 def _wait_for_ssh(node: Node, timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            run_on_node(node, "true", timeout=10)
-            return
-        except NodeUnreachable as exc:
-            if time.monotonic() > deadline:
-                raise NodeUnreachable(f"node {node.name} not reachable over SSH "
-                                      f"{timeout_s:.0f} s after power on: {exc}") from None
-            time.sleep(2)
+    def answers() -> bool:
+        run_on_node(node, "true", timeout=10)
+        return True
+    poll_until(f"node {node.name} over SSH", answers, timeout_s, 2, error=NodeUnreachable,
+               message=lambda exc: f"node {node.name} not reachable over SSH "
+                                   f"{timeout_s:.0f} s after power on: {exc}",
+               retry_on=(NodeUnreachable,))
 
 
 def _start_daemons(cluster: Cluster, node: Node, supervised_too: bool = True) -> list[str]:
@@ -163,18 +161,17 @@ def _start_daemons(cluster: Cluster, node: Node, supervised_too: bool = True) ->
 def _wait_for_units(cluster: Cluster, node: Node, timeout_s: float) -> list[str]:
     """After a boot: wait until the node's systemd has started each of its supervised
     daemons (their units are enabled); the names waited for."""
-    deadline = time.monotonic() + timeout_s
+    deadline = time.monotonic() + timeout_s  # one for all the node's daemons
 
     def wait(service) -> bool:
         unit = supervision.unit_of(cluster, service)
         if unit is None:
             return False
-        while not supervision.unit_state(cluster, service, unit).running:
-            if time.monotonic() > deadline:
-                raise RemoteCommandFailed(f"node {node.name} booted, but its systemd has not "
-                                          f"started {unit} ({service.name}) in "
-                                          f"{timeout_s:.0f} s")
-            time.sleep(1)
+        poll_until(f"{unit} running", lambda: supervision.unit_state(cluster, service,
+                                                                      unit).running,
+                   deadline - time.monotonic(), 1, error=RemoteCommandFailed,
+                   message=f"node {node.name} booted, but its systemd has not started {unit} "
+                           f"({service.name}) in {timeout_s:.0f} s")
         return True
     return _each(cluster, node, wait)
 

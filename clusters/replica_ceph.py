@@ -44,6 +44,7 @@ from .corruption import (
 )
 from .exceptions import AdminCommandFailed, ClusterError, InvalidCorruption, RemoteCommandFailed
 from .inventory import Cluster
+from .polling import poll_until
 
 TOOL = "ceph-objectstore-tool"
 OSD_BACK_TIMEOUT_S = 180.0
@@ -198,13 +199,13 @@ def _wait(what: str, check, timeout_s: float, every_s: float = 0.5, polls: int =
     """Poll until check() held on `polls` polls in a row; ClusterError after timeout_s."""
     started = time.monotonic()
     held = 0
-    while True:
+
+    def held_enough() -> bool:
+        nonlocal held
         held = held + 1 if check() else 0
-        if held >= polls:
-            return round(time.monotonic() - started, 1)
-        if time.monotonic() - started > timeout_s:
-            raise ClusterError(f"waited {timeout_s:.0f} s for {what}")
-        time.sleep(every_s)
+        return held >= polls
+    poll_until(what, held_enough, timeout_s, every_s, error=ClusterError)
+    return round(time.monotonic() - started, 1)
 
 
 def _noout(admin: CephAdmin, corruption: Corruption, on: bool) -> None:

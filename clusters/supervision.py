@@ -31,6 +31,7 @@ daemon and unit.
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 import time
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ from typing import Any
 from . import services
 from .exceptions import RemoteCommandFailed
 from .inventory import Cluster, Service
+from .polling import PollTimeout, poll_until
 
 INTENTS = ("crash", "down")
 DEFAULT_INTENT = "down"
@@ -226,11 +228,14 @@ def restarting(state: UnitState, killed_pid: int | None) -> bool:
 def _wait_for_supervisor(cluster: Cluster, service: Service, unit: str, killed_pid: int | None,
                          wait_s: float) -> UnitState:
     """The unit's state once its supervisor restarted it, or gave up, or `wait_s` passed."""
-    deadline = time.monotonic() + wait_s
-    state = unit_state(cluster, service, unit)
-    while restarting(state, killed_pid) and time.monotonic() < deadline:
-        time.sleep(0.5)
+    state: UnitState | None = None
+
+    def settled() -> bool:
+        nonlocal state
         state = unit_state(cluster, service, unit)
+        return not restarting(state, killed_pid)
+    with contextlib.suppress(PollTimeout):  # then the state as it is after wait_s
+        poll_until(f"{unit} restarted or given up", settled, wait_s, 0.5)
     return state
 
 

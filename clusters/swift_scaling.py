@@ -11,6 +11,7 @@ from typing import Any
 
 from .exceptions import AdminCommandFailed, ClusterError, InvalidScale
 from .inventory import Cluster
+from .polling import poll_until
 from .ssh import NodeShell, run_on_node
 from .swift_admin import DEFAULT_PORTS, SwiftAdmin, SwiftState, poll_pause
 from .swift_ring_edit import SCALE_META, edit_rings
@@ -144,28 +145,33 @@ def wait_until_moved(cluster: Cluster, since: float, timeout_s: float,
     the device holds no partition any more); at least RING_RELOAD_S after the push, so
     that every server reads the pushed rings. Returns the seconds since the push and the
     state; AdminCommandFailed with the last state seen after timeout_s."""
-    deadline = time.monotonic() + timeout_s
     last: SwiftState | None = None
     left: dict[str, int] = {}
+
+    def not_moved(_) -> str:
+        seen = last.summary() if last else "nothing yet"
+        still = f"; still on {drained.device}: {left}" if left else ""
+        return (f"replication did not move the data within {timeout_s:.0f} s of the ring "
+                f"push (last seen: {seen}{still})")
+
     with SwiftAdmin(cluster) as admin:
-        while True:
-            asked = time.monotonic()
-            if time.time() >= since + RING_RELOAD_S:
-                last = admin.state(dispersion=False)
-                if last.handoff_partitions == 0 and not last.fault_seen:
-                    left = partitions_on(cluster, drained) if drained else {}
-                    if not left:
-                        last = admin.state()
-                        if moved(last):
-                            return {"moved_s": round(time.time() - since, 1),
-                                    "state": last.summary()}
-            if time.monotonic() > deadline:
-                break
-            time.sleep(poll_pause(time.monotonic() - asked, floor_s=2.0))
-    seen = last.summary() if last else "nothing yet"
-    still = f"; still on {drained.device}: {left}" if left else ""
-    raise AdminCommandFailed(f"replication did not move the data within {timeout_s:.0f} s "
-                             f"of the ring push (last seen: {seen}{still})")
+        def moved_now() -> dict[str, Any] | None:
+            nonlocal last, left
+            if time.time() < since + RING_RELOAD_S:
+                return None
+            last = admin.state(dispersion=False)
+            if last.handoff_partitions != 0 or last.fault_seen:
+                return None
+            left = partitions_on(cluster, drained) if drained else {}
+            if left:
+                return None
+            last = admin.state()
+            return ({"moved_s": round(time.time() - since, 1), "state": last.summary()}
+                    if moved(last) else None)
+
+        return poll_until("replication to move the data", moved_now, timeout_s,
+                          lambda took: poll_pause(took, floor_s=2.0),
+                          error=AdminCommandFailed, message=not_moved)
 
 
 def wait_until_settled(cluster: Cluster, timeout_s: float) -> None:

@@ -41,6 +41,7 @@ from typing import Any
 from clusters import inventory
 from clusters.ceph_admin import CephAdmin
 from clusters.paths import default_inventory
+from clusters.polling import poll_until
 
 from . import (
     bmc,
@@ -273,16 +274,15 @@ def _wait_osds_rebooted(admin: CephAdmin, before: dict[str, str], timeout: float
     monitor comes back with the osdmap it had when it stopped, where OSDs that stopped with
     it are still up: their PGs look active+clean until it marks them down (grace) or their
     new instances boot, and a HEALTH_OK then would be a lie."""
-    deadline = time.monotonic() + timeout
-    while True:
+    stale: list[str] = []
+
+    def rebooted() -> bool:
         now = _osd_addrs(admin)
-        stale = sorted(f"osd.{osd}" for osd in map(str, range(OSD_COUNT))
-                       if osd not in now or now[osd] == before.get(osd))
-        if not stale:
-            return
-        if time.monotonic() > deadline:
-            raise LabError(f"waited {timeout:.0f} s for {', '.join(stale)} to boot again")
-        time.sleep(0.5)
+        stale[:] = sorted(f"osd.{osd}" for osd in map(str, range(OSD_COUNT))
+                          if osd not in now or now[osd] == before.get(osd))
+        return not stale
+    poll_until("every OSD booted again", rebooted, timeout, 0.5, error=LabError,
+               message=lambda _: f"waited {timeout:.0f} s for {', '.join(stale)} to boot again")
 
 
 def up(home: Path | None = None, timeout: float = HEALTH_TIMEOUT) -> dict[str, Any]:

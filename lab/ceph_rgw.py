@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from clusters.polling import poll_until
+
 from . import swift_api
 from .ceph_layout import RGW_TIMEOUT, RGW_URL, CephLab
 from .exceptions import LabError
@@ -164,13 +166,12 @@ def wait_serving(lab: CephLab, timeout: float = RGW_TIMEOUT) -> float:
 def wait_answering(timeout: float = RGW_TIMEOUT) -> float:
     """Poll until RGW answers HTTP at all (it listens only once its zone is set up)."""
     started = time.monotonic()
-    while True:
-        try:
-            swift_api.call("GET", f"{RGW_URL}/", {}, expect=tuple(range(200, 600)), timeout=5.0)
-            return round(time.monotonic() - started, 1)
-        except swift_api.SwiftCallFailed as exc:
-            waited = time.monotonic() - started
-            if waited > timeout:
-                raise LabError(f"waited {waited:.0f} s for RGW to answer HTTP at {RGW_URL}; "
-                               f"last: {exc}") from None
-        time.sleep(0.2)
+
+    def answers() -> bool:
+        swift_api.call("GET", f"{RGW_URL}/", {}, expect=tuple(range(200, 600)), timeout=5.0)
+        return True
+    poll_until("RGW to answer HTTP", answers, timeout, 0.2, error=LabError,
+               message=lambda exc: f"waited {time.monotonic() - started:.0f} s for RGW to "
+                                   f"answer HTTP at {RGW_URL}; last: {exc}",
+               retry_on=(swift_api.SwiftCallFailed,))
+    return round(time.monotonic() - started, 1)

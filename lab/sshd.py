@@ -15,9 +15,10 @@ from __future__ import annotations
 import shlex
 import socket
 import subprocess
-import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from clusters.polling import poll_until
 
 from . import procs
 from .netns import LabNode, nsenter_argv
@@ -114,15 +115,12 @@ def prepare(nodes: list[LabNode], layout: SshdLayout) -> None:
 
 
 def wait_listening(address: str, port: int = PORT, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            with socket.create_connection((address, port), timeout=1.0):
-                return
-        except OSError as exc:
-            if time.monotonic() > deadline:
-                raise procs.DaemonError(f"sshd on {address}:{port} not answering: {exc}") from None
-            time.sleep(0.1)
+    def answers() -> bool:
+        with socket.create_connection((address, port), timeout=1.0):
+            return True
+    poll_until(f"sshd on {address}:{port}", answers, timeout, 0.1, error=procs.DaemonError,
+               message=lambda exc: f"sshd on {address}:{port} not answering: {exc}",
+               retry_on=(OSError,))
 
 
 def start(node: LabNode, layout: SshdLayout) -> int:

@@ -23,6 +23,7 @@ from typing import Any
 
 from clusters import inventory
 from clusters.paths import default_inventory
+from clusters.polling import poll_until
 from clusters.swift_admin import SwiftAdmin, answers_healthcheck
 
 from . import (
@@ -152,11 +153,7 @@ def _start_proxy(lab: SwiftLab) -> None:
 
 def _wait_for(what: str, check, timeout: float) -> None:
     """Poll check() until it is true; raise LabError naming `what` on timeout."""
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise LabError(f"waited {timeout:.0f} s for {what}")
-        time.sleep(0.2)
+    poll_until(what, check, timeout, 0.2, error=LabError)
 
 
 # -- inventory -------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from chaoslib.exceptions import ActivityFailed
 from clusters import swift_scaling
 from clusters.config import cluster_from_configuration
 from clusters.exceptions import ClusterError
+from clusters.polling import PollTimeout, poll_until
 from clusters.swift_admin import SwiftAdmin, SwiftState, poll_pause
 
 __all__ = ["healthy", "cluster_state", "dispersion", "handoff_partitions", "replication_age",
@@ -41,15 +42,13 @@ def healthy(settle_s: float = 0, configuration: dict = None) -> bool:
     """True when every server answers, no device is unmounted, the dispersion report finds
     every copy and no partition sits on a handoff; with settle_s, True as soon as that holds
     within that many seconds (handoffs of an earlier run still draining are given the time)."""
-    deadline = time.monotonic() + settle_s
-    while True:
-        asked = time.monotonic()
+    def holds() -> bool:
         state = _state(configuration)
-        if not state.fault_seen and state.fully_redundant:
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(poll_pause(time.monotonic() - asked))  # a report and an SSH listing
+        return not state.fault_seen and state.fully_redundant
+    try:  # a report and an SSH listing each time: not free
+        return poll_until("a healthy cluster", holds, settle_s, poll_pause)
+    except PollTimeout:
+        return False
 
 
 def cluster_state(configuration: dict = None) -> dict:
@@ -109,30 +108,32 @@ def wait_for_replication_caught_up(timeout_s: float = 600, configuration: dict =
     that began before the restore may have skipped the restored server). Fails after
     timeout_s with the last state seen."""
     since = time.time()
-    deadline = time.monotonic() + timeout_s
     last: SwiftState | None = None
+
+    def not_caught_up(_) -> str:
+        seen = "nothing" if last is None else last.summary()
+        pass_start = last.oldest_pass_start if last else None
+        passes = ("no replication pass completed since the wait began" if not pass_start
+                  or pass_start < since else "replication passes completed")
+        return (f"Swift replication not caught up within {timeout_s:.0f} s "
+                f"(last seen: {seen}; {passes})")
+
     try:
         with _admin(configuration) as admin:
-            while True:
+            def caught_up() -> dict | None:
+                nonlocal last
                 # the dispersion report costs a second of CPU on the cluster's machines:
                 # only once recon and the devices say the rest is done
-                asked = time.monotonic()
                 last = admin.state(dispersion=False)
                 if _passes_done(last, since):
                     last = admin.state()
-                if _caught_up(last, since):
-                    return {"waited_s": round(time.time() - since, 1), **last.as_dict()}
-                if time.monotonic() > deadline:
-                    break
-                time.sleep(poll_pause(time.monotonic() - asked))  # SSH listings are not free
+                return ({"waited_s": round(time.time() - since, 1), **last.as_dict()}
+                        if _caught_up(last, since) else None)
+            # SSH listings are not free: poll_pause
+            return poll_until("Swift replication caught up", caught_up, timeout_s,
+                              poll_pause, error=ActivityFailed, message=not_caught_up)
     except ClusterError as exc:
         raise ActivityFailed(str(exc)) from None
-    seen = "nothing" if last is None else last.summary()
-    pass_start = last.oldest_pass_start if last else None
-    passes = ("no replication pass completed since the wait began" if not pass_start
-              or pass_start < since else "replication passes completed")
-    raise ActivityFailed(f"Swift replication not caught up within {timeout_s:.0f} s "
-                         f"(last seen: {seen}; {passes})")
 
 
 def wait_for_data_moved(timeout_s: float = 600, configuration: dict = None) -> dict:

@@ -18,14 +18,12 @@ from chaoslib.loader import load_experiment
 
 from clusters.inventory import Cluster, load_cluster
 from clusters.paths import default_cluster, default_inventory
-from loadgen.workload import parse_workload
 
 from .allowlist import CONTROL_MODULE
 from .exceptions import ExperimentError
 from .preflight import (
-    check_abort_on,
     check_activities,
-    check_calibration,
+    check_control_arguments,
     check_protected,
     check_run,
 )
@@ -77,13 +75,12 @@ def check(experiment: dict[str, Any], cluster: str | None = None,
 def check_static(experiment: dict[str, Any], cluster: str | None = None,
                  inventory: str | None = None) -> Cluster:
     """What can be checked without reaching the cluster (it may be busy with another run's
-    fault): the cluster is in the inventory, the workload makes sense, the actions' arguments
-    fit the cluster. For runs that wait in the queue; the rest is checked when they start."""
+    fault): the cluster is in the inventory, every argument of the control is one the run
+    takes, the actions' arguments fit the cluster. For runs that wait in the queue; the rest
+    is checked when they start."""
     target = load_cluster(inventory or default_inventory(), target_cluster(cluster))
     check_protected(experiment, target)
-    parse_workload(_control_arguments(experiment).get("workload"))
-    check_abort_on(_control_arguments(experiment))
-    check_calibration(_control_arguments(experiment))
+    check_control_arguments(experiment, _control_arguments(experiment))
     check_activities(experiment, target)
     return target
 

@@ -22,7 +22,7 @@ from clusters.preflight import check_nodes_reachable
 from clusters.protection import check_fault_allowed
 from loadgen.drivers import driver_for
 from loadgen.workload import Workload, parse_workload
-from service.results.capacity import run_settings
+from service.results.capacity import capacity_plan, run_settings
 
 from . import abort_conditions, allowlist
 from .exceptions import ExperimentError, PreflightError
@@ -45,9 +45,7 @@ def check_run(experiment: dict[str, Any], cluster: Cluster,
     except ExperimentError as exc:
         raise PreflightError(str(exc)) from None
     check_protected(experiment, cluster)
-    workload = parse_workload(arguments.get("workload"))
-    abort_on = check_abort_on(arguments)
-    on_invalid_baseline(arguments)
+    workload, abort_on = check_control_arguments(experiment, arguments)
     api = arguments.get("api") or default_api(cluster)
     driver_for(cluster, workload, api).check_access()
     check_activities(experiment, cluster)
@@ -74,13 +72,24 @@ def check_protected(experiment: dict[str, Any], cluster: Cluster) -> None:
         check_fault_allowed(cluster, "the fault " + ", ".join(dict.fromkeys(faults)))
 
 
-def check_calibration(arguments: dict[str, Any]) -> None:
-    """InvalidCalibration if the control's `calibration` or `capacity` settings are out of
-    their bounds (service.results.capacity), before a run is queued or stored."""
+def check_control_arguments(experiment: dict[str, Any], arguments: dict[str, Any]
+                            ) -> tuple[Workload, list[abort_conditions.AbortCondition]]:
+    """Every argument of the control that needs no cluster, with the parsers the run uses:
+    the workload, `abort_on`, `baseline`, `calibration` and `capacity` (its `after` against
+    the method). Returns the workload and the abort conditions. Run by `faultline run`, at
+    enqueue and at upload alike, so a bad one is refused before anything is stored."""
+    workload = parse_workload(arguments.get("workload"))
+    abort_on = check_abort_on(arguments)
+    on_invalid_baseline(arguments)
+    check_calibration(experiment, arguments)
+    return workload, abort_on
+
+
+def check_calibration(experiment: dict[str, Any], arguments: dict[str, Any]) -> None:
+    """InvalidCalibration if the control's `calibration` or `capacity` argument is not one
+    the run would take (service.results.capacity)."""
     run_settings(arguments.get("calibration"))
-    capacity = arguments.get("capacity")
-    if isinstance(capacity, dict):  # its `after` is checked against the method at the run
-        run_settings({k: v for k, v in capacity.items() if k != "after"})
+    capacity_plan(arguments.get("capacity"), experiment)
 
 
 def _listed(document: dict[str, Any], key: str) -> list:

@@ -26,14 +26,13 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from loadgen.exceptions import WorkloadError
-from loadgen.workload import parse_workload
 from service.accounts import audit
 from service.store.models import UploadedExperiment
 
 from . import allowlist
 from . import documents as experiments
 from .exceptions import ExperimentExists, ExperimentNotFound, NotAnUpload
-from .preflight import check_calibration
+from .preflight import check_control_arguments
 from .suites import SuiteError
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
@@ -174,10 +173,9 @@ def check_upload(document: Any) -> None:
             f"the experiment declares no {experiments.CONTROL_MODULE} control, so Faultline "
             "would record nothing")
     try:
-        parse_workload((control["provider"].get("arguments") or {}).get("workload"))
+        check_control_arguments(document, control["provider"].get("arguments") or {})
     except WorkloadError as exc:
         raise experiments.ExperimentError(str(exc)) from None
-    check_calibration(control["provider"].get("arguments") or {})
 
 
 def _upload(session: Session, name: str) -> UploadedExperiment | None:

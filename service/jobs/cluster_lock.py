@@ -9,12 +9,11 @@ connection. The queue orders the worker's runs on top of this (service.jobs.name
 
 from __future__ import annotations
 
-import time
-
 import psycopg
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from clusters.polling import PollTimeout, poll_until
 from service.store.db import libpq_url
 from service.store.models import Run
 
@@ -31,19 +30,18 @@ class ClusterLock:
                 poll_s: float = 2.0) -> ClusterLock:
         """Take the lock, waiting up to `wait_s`; ClusterBusy names the run that holds it."""
         conn = psycopg.connect(libpq_url(self.url), autocommit=True)
-        deadline = time.monotonic() + wait_s
-        while True:
-            row = conn.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))",
-                               (f"faultline:cluster:{self.cluster}",)).fetchone()
-            if row[0]:
-                self._conn = conn
-                return self
-            if time.monotonic() >= deadline:
-                conn.close()
-                who = holder(sessions, self.cluster)
-                raise ClusterBusy(f"cluster {self.cluster} is busy: {who}; "
-                                  "one experiment per cluster at a time")
-            time.sleep(poll_s)
+        def locked() -> bool:
+            return conn.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))",
+                                (f"faultline:cluster:{self.cluster}",)).fetchone()[0]
+        try:
+            poll_until(f"the lock of cluster {self.cluster}", locked, wait_s, poll_s)
+        except PollTimeout:
+            conn.close()
+            who = holder(sessions, self.cluster)
+            raise ClusterBusy(f"cluster {self.cluster} is busy: {who}; "
+                              "one experiment per cluster at a time") from None
+        self._conn = conn
+        return self
 
     def release(self) -> None:
         if self._conn is not None:

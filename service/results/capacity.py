@@ -116,6 +116,31 @@ def run_settings(raw: Any) -> tuple[Settings, float]:
 
 
 @dataclass(frozen=True)
+class CapacityPlan:
+    """A scale run's capacity before and after (service.runs.capacity_runs)."""
+
+    after: str  # the method activity after which the second calibration is made
+    settings: Settings
+
+
+def capacity_plan(raw: Any, experiment: dict) -> CapacityPlan | None:
+    """The control's `capacity` argument, checked against the experiment (its `after` must
+    name an activity of the method); None when the run measures no capacity."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or not isinstance(raw.get("after"), str):
+        raise InvalidCalibration(f"invalid capacity: expected an object with 'after' (the "
+                                 f"name of a method activity) and calibration settings, not "
+                                 f"{raw!r}")
+    names = [a.get("name") for a in experiment.get("method") or [] if isinstance(a, dict)]
+    if raw["after"] not in names:
+        raise InvalidCalibration(f"invalid capacity: after {raw['after']!r} is not an "
+                                 f"activity of the method ({', '.join(map(str, names))})")
+    settings, _ = run_settings({k: v for k, v in raw.items() if k != "after"})
+    return CapacityPlan(after=raw["after"], settings=settings)
+
+
+@dataclass(frozen=True)
 class Stage:
     """One closed-loop stage, over its measured seconds (the warm-up left out)."""
 

@@ -17,7 +17,6 @@ experiment names its own activity.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select
@@ -26,8 +25,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from clusters.inventory import Cluster
 from loadgen.workload import Workload
 from service.results import capacity_change
-from service.results.capacity import Settings, run_settings
-from service.results.exceptions import InvalidCalibration
+from service.results.capacity import Settings, capacity_plan
 from service.store.models import Calibration, ClusterSample
 
 from . import calibration
@@ -35,27 +33,9 @@ from . import calibration
 logger = logging.getLogger("chaostoolkit")
 
 
-@dataclass(frozen=True)
-class CapacityPlan:
-    after: str  # the method activity after which the second calibration is made
-    settings: Settings
-
-
-def plan(raw: Any, experiment: dict) -> CapacityPlan | None:
-    """The control's `capacity` argument, checked against the experiment (its `after` must
-    name an activity of the method); None when the run measures no capacity."""
-    if raw is None:
-        return None
-    if not isinstance(raw, dict) or not isinstance(raw.get("after"), str):
-        raise InvalidCalibration(f"invalid capacity: expected an object with 'after' (the "
-                                 f"name of a method activity) and calibration settings, not "
-                                 f"{raw!r}")
-    names = [a.get("name") for a in experiment.get("method") or [] if isinstance(a, dict)]
-    if raw["after"] not in names:
-        raise InvalidCalibration(f"invalid capacity: after {raw['after']!r} is not an "
-                                 f"activity of the method ({', '.join(map(str, names))})")
-    settings, _ = run_settings({k: v for k, v in raw.items() if k != "after"})
-    return CapacityPlan(after=raw["after"], settings=settings)
+# the argument's parsing, shared with the static check of a queued or uploaded experiment
+# (service.experiments.preflight)
+plan = capacity_plan
 
 
 def measure(sessions: sessionmaker[Session], database_url: str, cluster: Cluster,

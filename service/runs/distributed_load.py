@@ -13,6 +13,7 @@ import time
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from clusters.polling import poll_until
 from loadgen.exceptions import LoadError
 from loadgen.ledger import Entry
 from loadgen.payload import PayloadSource
@@ -98,23 +99,25 @@ class DistributedLoad:
                             .values(**values))
 
     def _wait(self, done, timeout_s: float, what: str) -> list[RunDriver]:
-        deadline = time.monotonic() + timeout_s
-        while True:
-            drivers = self._drivers()
+        drivers: list[RunDriver] = []
+
+        def all_done() -> bool:
+            drivers[:] = self._drivers()
             failed = [d for d in drivers if d.state == "failed"]
             if failed:
                 raise LoadError("; ".join(f"load driver {d.index} on {d.host} failed: "
                                           f"{d.error}" for d in failed))
-            if all(done(d) for d in drivers):
-                return drivers
-            if time.monotonic() > deadline:
-                late = [d.index for d in drivers if not done(d)]
-                raise LoadError(
-                    f"{len(late)} of {len(drivers)} load drivers not {what} after "
-                    f"{timeout_s:.0f} s (drivers {late}): is a `faultline worker --queue "
+            return all(done(d) for d in drivers)
+
+        def late(_) -> str:
+            behind = [d.index for d in drivers if not done(d)]
+            return (f"{len(behind)} of {len(drivers)} load drivers not {what} after "
+                    f"{timeout_s:.0f} s (drivers {behind}): is a `faultline worker --queue "
                     f"load` running on {len(drivers)} hosts that reach the cluster and the "
                     "database?")
-            time.sleep(0.2)
+        poll_until(f"load drivers {what}", all_done, timeout_s, 0.2, error=LoadError,
+                   message=late)
+        return list(drivers)
 
 
 def defer_driver_job(database_url: str):

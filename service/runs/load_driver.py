@@ -14,6 +14,7 @@ ledger of acknowledged writes for the run's verify.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import socket
 import time
@@ -24,6 +25,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from clusters.inventory import load_cluster
 from clusters.paths import default_inventory
+from clusters.polling import poll_until
 from loadgen.drivers import driver_for
 from loadgen.session import LoadSession
 from loadgen.workload import parse_workload
@@ -105,17 +107,16 @@ class _DriverState:
 
     def wait_for(self, column: str, timeout_s: float | None) -> float:
         """Wait until the run writes this time; DriverGone if the run ends first."""
-        deadline = None if timeout_s is None else time.monotonic() + timeout_s
-        while True:
+        def written() -> float | None:  # a Unix time: never 0
             with self.sessions() as session:
                 value, status = session.execute(
                     select(getattr(RunDriver, column), Run.status).join(Run)
                     .where(RunDriver.run_id == self.run_id, RunDriver.index == self.index)
                 ).one()
-            if value is not None:
-                return value
-            if status != "running":
+            if value is None and status != "running":
                 raise DriverGone(f"the run ended ({status}) before its {column}")
-            if deadline is not None and time.monotonic() > deadline:
-                raise DriverGone(f"no {column} after {timeout_s:.0f} s")
-            time.sleep(POLL_S)
+            return value
+        return poll_until(f"the run's {column}", written,
+                          math.inf if timeout_s is None else timeout_s, POLL_S,
+                          error=DriverGone,
+                          message=lambda _: f"no {column} after {timeout_s:.0f} s")

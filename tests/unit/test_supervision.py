@@ -280,3 +280,33 @@ def test_the_report_says_what_the_restore_found(outcome, line):
 def test_the_report_says_nothing_new_of_a_pid_file_daemon_kept_down():
     assert daemon_outcome_lines([{"daemon": "osd.1", "intent": "down",
                                   "supervisor": "pid_file", "deviation": None}]) == []
+
+
+RESTARTING = "ActiveState=activating\nSubState=auto-restart\nMainPID=0\n"
+BACK = "ActiveState=active\nSubState=running\nMainPID=101\n"
+
+
+def _states(monkeypatch, shows: list[str]) -> list[int]:
+    """unit_state answers these in turn (the last for ever); the list counts the asks."""
+    asks: list[int] = []
+
+    def unit_state(_cluster, _service, _unit):
+        asks.append(1)
+        return supervision.parse_show(shows[min(len(asks), len(shows)) - 1])
+    monkeypatch.setattr(supervision, "unit_state", unit_state)
+    return asks
+
+
+def test_the_wait_for_a_supervisor_ends_at_the_first_state_past_restarting(monkeypatch):
+    asks = _states(monkeypatch, [RESTARTING, RESTARTING, BACK])
+    state = supervision._wait_for_supervisor(cluster(OSD1), OSD1, "ceph-osd@1.service", 100,
+                                             wait_s=30)
+    assert (state.main_pid, len(asks)) == (101, 3)
+
+
+def test_the_wait_for_a_supervisor_gives_the_state_as_it_stands_once_wait_s_passed(
+        monkeypatch):
+    asks = _states(monkeypatch, [RESTARTING])
+    state = supervision._wait_for_supervisor(cluster(OSD1), OSD1, "ceph-osd@1.service", 100,
+                                             wait_s=0)
+    assert supervision.restarting(state, killed_pid=100) and len(asks) == 1
