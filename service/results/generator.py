@@ -35,15 +35,25 @@ generator-bound stage (capacity.stop_reason): more load would only measure the g
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .capacity import Limits, Stage
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 CLIENT_BUSY = 0.8  # the slots held by the client, on average: one finisher thread 80% busy
 
 LOWER_BOUND = ("the load generator was the limit at the knee: the cluster can carry at least "
                "this much, maybe more; calibrate again with more drivers to know")
+
+
+class Stage(Protocol):  # capacity.Stage, as far as the rule reads it
+    in_flight: int
+    repeat: int
+    client_busy: float | None
+    generator_cpu_cores: float | None
+
+
+class Limits(Protocol):  # capacity.Limits' bounds of the generator
+    client_busy: float
+    generator_cpu_cores: float
 
 
 def why_bound(stage: Stage, limits: Limits) -> str | None:
@@ -60,7 +70,7 @@ def why_bound(stage: Stage, limits: Limits) -> str | None:
     return None
 
 
-def knee_verdict(knee_stages: list[Stage], every_stage: list[Stage],
+def knee_verdict(knee_stages: Sequence[Stage], every_stage: Sequence[Stage],
                  limits: Limits) -> dict[str, Any]:
     """What a calibration stores of the rule (Calibration.spread's `generator`): whether its
     knee is a lower bound and why (the knee level's busiest stage that is bound), the

@@ -143,7 +143,7 @@ def _sweep(sessions: sessionmaker[Session], calibration_id: int, driver, workloa
         driver.close()
     best = knee.knee_of(stages, settings.limits)
     # whether the knee is only a lower bound, and why (service.results.generator)
-    verdict = best and generator.knee_verdict(list(best.stages), stages, settings.limits)
+    verdict = best and generator.knee_verdict(best.stages, stages, settings.limits)
     _finish(sessions, calibration_id, status="completed", stop_reason=reason,
             knee_in_flight=best and best.in_flight, capacity_ops=best and best.ops_s,
             capacity_mbps=best and best.mb_s,
