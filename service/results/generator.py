@@ -11,7 +11,7 @@ A stage is generator-bound when either test holds:
    in-flight count fell below its target. librados runs every completion on one finisher
    thread, a single server that every operation passes: busy a share p of the time, the
    stage's throughput is p times the most that thread can complete (one per callback
-   time), and a completion waits for it p/(1-p) callback times on average (a single-server
+   time), and a completion waits for it p/(1-p) callback times on average (an M/M/1
    queue): 4 at 0.8, without bound past it. So at 0.8 the generator could have added at
    most 1/0.8 - 1 = 25% more, whatever the load asked, and less in fact as that wait grows:
    a throughput that flattens there may be the generator's own, and the knee says "at
