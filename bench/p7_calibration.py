@@ -44,6 +44,9 @@ def main() -> None:
                         round(wall, 1), "s", target=f"<= {TARGET_S:g} s", met=met,
                         gap="" if met else "see bench/README.md",
                         detail={"capacity_ops": data["capacity_ops"],
+                                # a lower bound when the generator was the limit at the knee
+                                "generator_bound": data["generator_bound"],
+                                "generator_bound_why": data.get("generator_bound_why"),
                                 "knee_in_flight": data["knee_in_flight"],
                                 "stages": [(s["in_flight"], s["ops_s"], s["p99_ms"])
                                            for s in data["stages"]],

@@ -13,6 +13,7 @@ from loadgen.samples import merge_histograms
 from service.store.models import Calibration
 
 from .exceptions import CalibrationNotFound
+from .generator import LOWER_BOUND
 
 STAGE_FIELDS = ("in_flight", "seconds", "ops", "ops_s", "mb_s", "errors", "errors_by_class",
                 "p50_ms", "p90_ms", "p99_ms", "p999_ms", "generator_cpu_cores")
@@ -40,8 +41,17 @@ def calibration_dict(row: Calibration, histograms: bool = False) -> dict[str, An
     """The calibration's figures; `histograms` adds each stage's encoded HDR histogram.
     `stages` is the first pass (one per level, as before repeats existed); `repeats` the
     levels measured again around the knee; `spread` the knee rule's figures (None on a
-    calibration made before it)."""
+    calibration made before it). Each stage's `client_busy` and the calibration's
+    `generator_bound_why` come from the spread's `generator` (service.results.generator;
+    None on a calibration made before it)."""
     fields = STAGE_FIELDS + (("histogram",) if histograms else ())
+    judged = (row.spread or {}).get("generator") or {}
+    busy = {(s["in_flight"], s["repeat"]): s["client_busy"] for s in judged.get("stages", [])}
+
+    def stage(s) -> dict[str, Any]:
+        return {**{f: getattr(s, f) for f in fields},
+                "client_busy": busy.get((s.in_flight, s.repeat))}
+
     first = [s for s in row.stages if not s.repeat]
     again = [s for s in row.stages if s.repeat]
     return {
@@ -52,8 +62,9 @@ def calibration_dict(row: Calibration, histograms: bool = False) -> dict[str, An
         "capacity_ops": row.capacity_ops, "capacity_mbps": row.capacity_mbps,
         "knee_in_flight": row.knee_in_flight, "stop_reason": row.stop_reason,
         "generator_bound": row.generator_bound, "error": row.error,
-        "stages": [{f: getattr(s, f) for f in fields} for s in first],
-        "repeats": [{"repeat": s.repeat, **{f: getattr(s, f) for f in fields}} for s in again],
+        "generator_bound_why": judged.get("why") if row.generator_bound else None,
+        "stages": [stage(s) for s in first],
+        "repeats": [{"repeat": s.repeat, **stage(s)} for s in again],
         "spread": row.spread, "release": row.release, "topology": row.topology,
     }
 
@@ -68,22 +79,26 @@ def format_calibration(data: dict[str, Any]) -> str:
              f"  stages of {s['stage_s']} s after {s['warmup_s']} s of warm-up; the knee among the "
              f"stages with p99 within {s['p99_factor']}x the first stage's"]
     lines.append(f"  {'in flight':>9} {'ops/s':>9} {'MB/s':>8} {'p50 ms':>8} {'p90 ms':>8} "
-                 f"{'p99 ms':>8} {'p99.9 ms':>9} {'errors':>7} {'gen. CPU':>8}")
+                 f"{'p99 ms':>8} {'p99.9 ms':>9} {'errors':>7} {'gen. CPU':>8} "
+                 f"{'client':>6}")
     for st in data["stages"]:
         mark = "  <- knee" if st["in_flight"] == data["knee_in_flight"] else ""
         lines.append(f"  {st['in_flight']:>9} {st['ops_s']:>9.1f} {st['mb_s']:>8.2f} "
                      f"{_ms(st['p50_ms']):>8} {_ms(st['p90_ms']):>8} {_ms(st['p99_ms']):>8} "
                      f"{_ms(st['p999_ms']):>9} {st['errors']:>7} "
-                     f"{_cores(st.get('generator_cpu_cores')):>8}{mark}")
+                     f"{_cores(st.get('generator_cpu_cores')):>8} "
+                     f"{_cores(st.get('client_busy')):>6}{mark}")
     if data["stop_reason"]:
         lines.append(f"  the sweep stopped: {data['stop_reason']}")
     lines += _spread_lines(data.get("spread"))
     if data["capacity_ops"] is not None:
-        lines.append(f"  capacity: {data['capacity_ops']:.1f} ops/s "
-                     f"({data['capacity_mbps']:.2f} MB/s) at {data['knee_in_flight']} in "
-                     "flight" + _range(data.get("spread")))
-        if data.get("generator_bound"):
-            lines.append(f"  {GENERATOR_BOUND}")
+        bound = data.get("generator_bound")
+        lines.append(f"  capacity: {'at least ' if bound else ''}{data['capacity_ops']:.1f} "
+                     f"ops/s ({data['capacity_mbps']:.2f} MB/s) at {data['knee_in_flight']} "
+                     "in flight" + _range(data.get("spread")))
+        if bound:
+            why = data.get("generator_bound_why")
+            lines.append(f"  {GENERATOR_BOUND}" + (f" ({why})" if why else ""))
     else:
         lines.append(f"  capacity: n/a: {data['error'] or 'the calibration did not finish'}")
     lines.append(f"  made on: {made_on(data)}")
@@ -128,8 +143,7 @@ def made_on(data: dict[str, Any]) -> str:
             f"OSDs" + (f", services: {services}" if services else ""))
 
 
-GENERATOR_BOUND = ("the load generator was busy at the knee: the cluster can carry at least "
-                   "this much, maybe more; calibrate again with more drivers to know")
+GENERATOR_BOUND = LOWER_BOUND  # the knee's words when it is a lower bound
 
 
 def _cores(value: float | None) -> str:
@@ -156,7 +170,8 @@ def chart_data(row: Calibration) -> dict[str, Any]:
         stages.append({"in_flight": s.in_flight, "ops_s": s.ops_s, "p50_ms": s.p50_ms,
                        "p99_ms": s.p99_ms, "cdf": cdf})
     return {"calibration_id": row.id, "knee_in_flight": row.knee_in_flight,
-            "capacity_ops": row.capacity_ops, "stages": stages, "spread": row.spread}
+            "capacity_ops": row.capacity_ops, "generator_bound": row.generator_bound,
+            "stages": stages, "spread": row.spread}
 
 
 def recent(session: Session, limit: int = 50) -> list[Calibration]:

@@ -3,8 +3,8 @@ sweep stops, and the knee (the cluster's capacity for the workload's shape).
 
 A stage is a closed loop with a fixed number of requests in flight (COSBench's workers);
 the sweep doubles that number until the throughput stops rising (two stages in a row add
-less than 5%) or the latency passes a bound, or the load generator itself was busy (past
-`generator_cpu_cores` of its process, a stage measures the generator, not the cluster). The
+less than 5%) or the latency passes a bound, or the load generator itself was the limit
+(its own queueing or its CPU: service.results.generator states the rule). The
 first pass's knee (`knee`) is the highest throughput whose p99 is still within `p99_factor`
 of the first stage's: past it, more load only buys queueing. It only says where the knee
 is: the levels around it are measured again, and service.results.knee reads the capacity
@@ -22,6 +22,7 @@ from loadgen.samples import Sample, merge_histograms
 
 from .baseline import GENERATOR_CPU_CORES
 from .exceptions import InvalidCalibration
+from .generator import CLIENT_BUSY, why_bound
 
 RISE = 0.05  # a stage that adds less than this to the throughput ends the sweep
 MAX_AGE_H = 24.0 * 7  # an older calibration is made again before a relative rate uses it
@@ -35,6 +36,9 @@ class Limits:
     # the generator's process past this many cores is the limit (the baseline check's bound:
     # its Python threads share one GIL, so one core is all it can use for them)
     generator_cpu_cores: float = GENERATOR_CPU_CORES
+    # the client held this many slots between a completion and the next submit, on average:
+    # its own queueing is the limit (service.results.generator)
+    client_busy: float = CLIENT_BUSY
 
 
 # the levels around the first pass's knee are measured this many more times each
@@ -158,14 +162,22 @@ class Stage:
     histogram: str = ""  # every op's latencies merged, HDR base64: the stage's CDF
     generator_cpu_cores: float | None = None  # the load generator's process over the stage
     repeat: int = 0  # 0: the first pass; 1, 2, ...: measured again around the knee
+    # the slots the client held between a completion and the next submit (loadgen.busy);
+    # kept with the knee's figures (service.results.generator), the stage row has no column
+    client_busy: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The fields of its CalibrationStage row."""
+        fields = asdict(self)
+        del fields["client_busy"]
+        return fields
 
 
 def stage_of(in_flight: int, samples: list[Sample],
-             generator_cpu_cores: float | None = None, repeat: int = 0) -> Stage:
-    """A stage's figures from its per-second, per-op samples (and its generator's CPU)."""
+             generator_cpu_cores: float | None = None, repeat: int = 0,
+             client_busy: float | None = None) -> Stage:
+    """A stage's figures from its per-second, per-op samples (and its generator's CPU and
+    busy share)."""
     seconds = len({s.second for s in samples})
     ops = sum(s.ops for s in samples)
     errors: dict[str, int] = {}
@@ -180,7 +192,8 @@ def stage_of(in_flight: int, samples: list[Sample],
                  mb_s=round(sum(s.bytes for s in samples) / span / 1e6, 3),
                  errors=sum(errors.values()), errors_by_class=errors,
                  histogram=merged.encode().decode() if ops else "",
-                 generator_cpu_cores=generator_cpu_cores, repeat=repeat, **latencies)
+                 generator_cpu_cores=generator_cpu_cores, repeat=repeat,
+                 client_busy=client_busy, **latencies)
 
 
 def stop_reason(stages: list[Stage], limits: Limits = Limits()) -> str | None:
@@ -195,10 +208,9 @@ def stop_reason(stages: list[Stage], limits: Limits = Limits()) -> str | None:
     if last.p99_ms is not None and last.p99_ms > limits.p99_bound_ms:
         return (f"p99 {last.p99_ms:.0f} ms with {last.in_flight} in flight is past the "
                 f"bound of {limits.p99_bound_ms:.0f} ms")
-    if generator_bound(last, limits):
-        return (f"the load generator used {last.generator_cpu_cores:.2f} cores with "
-                f"{last.in_flight} in flight (bound {limits.generator_cpu_cores:.2f}): past "
-                "this it, not the cluster, would set the throughput")
+    why = why_bound(last, limits)
+    if why:
+        return f"{why}: past this it, not the cluster, would set the throughput"
     if len(stages) >= 3 and not _rose(stages[:-1]) and not _rose(stages):
         best = max(s.ops_s for s in stages[:-2])
         return (f"throughput rose less than {RISE:.0%} over {best:.1f} ops/s at "
@@ -208,10 +220,9 @@ def stop_reason(stages: list[Stage], limits: Limits = Limits()) -> str | None:
 
 
 def generator_bound(stage: Stage, limits: Limits = Limits()) -> bool:
-    """The stage's load generator was busier than the bound: its throughput is the
-    generator's as much as the cluster's."""
-    return (stage.generator_cpu_cores is not None
-            and stage.generator_cpu_cores > limits.generator_cpu_cores)
+    """The stage's load generator was the limit (service.results.generator): its
+    throughput is the generator's as much as the cluster's."""
+    return why_bound(stage, limits) is not None
 
 
 def _rose(stages: list[Stage]) -> bool:

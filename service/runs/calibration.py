@@ -29,7 +29,7 @@ from loadgen.drivers import driver_for
 from loadgen.stages import StageRunner
 from loadgen.workload import Workload
 from service.jobs.cluster_lock import ClusterLock
-from service.results import capacity, knee
+from service.results import capacity, generator, knee
 from service.results.baseline import cluster_problem
 from service.results.capacity import Settings
 from service.store.models import Calibration, CalibrationStage
@@ -120,7 +120,8 @@ def _sweep(sessions: sessionmaker[Session], calibration_id: int, driver, workloa
 
         def measure(n: int, repeat: int) -> None:
             load = runner.run(n, settings.warmup_s, settings.stage_s)
-            stage = capacity.stage_of(n, load.samples, load.generator_cpu_cores, repeat)
+            stage = capacity.stage_of(n, load.samples, load.generator_cpu_cores, repeat,
+                                      load.client_busy)
             stages.append(stage)
             with sessions.begin() as session:
                 session.add(CalibrationStage(calibration_id=calibration_id,
@@ -141,12 +142,13 @@ def _sweep(sessions: sessionmaker[Session], calibration_id: int, driver, workloa
     finally:
         driver.close()
     best = knee.knee_of(stages, settings.limits)
+    # whether the knee is only a lower bound, and why (service.results.generator)
+    verdict = best and generator.knee_verdict(best.stages, stages, settings.limits)
     _finish(sessions, calibration_id, status="completed", stop_reason=reason,
             knee_in_flight=best and best.in_flight, capacity_ops=best and best.ops_s,
             capacity_mbps=best and best.mb_s,
-            generator_bound=best is not None and any(
-                capacity.generator_bound(s, settings.limits) for s in best.stages),
-            spread=best and best.spread(settings.repeats),
+            generator_bound=best is not None and verdict["lower_bound"],
+            spread=best and {**best.spread(settings.repeats), "generator": verdict},
             error=None if best else "no stage qualified as the knee (errors in every one)")
 
 

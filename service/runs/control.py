@@ -190,9 +190,9 @@ class RunControl:
                        f"{resolved.capacity_range[1]:g}" if resolved.capacity_range else "")
                     + (", made now)" if resolved.calibrated_now else ")"))
         if resolved.generator_bound:
-            logger.warning(f"Calibration {resolved.calibration_id}'s load generator was busy "
-                           "at its knee: the capacity is a lower bound, and so this rate's "
-                           "share of it")
+            logger.warning(f"Calibration {resolved.calibration_id}'s load generator was the "
+                           "limit at its knee: the capacity is a lower bound, and so this "
+                           "rate's share of it")
 
     def _measure_capacity(self, which: str) -> None:
         self.capacity[which] = capacity_runs.measure(

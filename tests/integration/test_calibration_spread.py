@@ -6,11 +6,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+from markupsafe import escape
 from sqlalchemy import delete
 from web_login import SECRET, log_in
 
 from service.results import calibration_report as report
-from service.results.capacity import Stage
+from service.results import generator
+from service.results.capacity import Limits, Stage
 from service.results.knee import knee_of
 from service.store.models import Calibration, CalibrationStage
 from service.web.app import create_app
@@ -113,3 +115,54 @@ def test_the_page_shows_the_spread_and_the_repeated_levels(sessions, stored, dat
     old = client.get(f"/calibrations/{stored[1]}").get_data(as_text=True)
     assert 'id="spread"' not in old and 'id="repeats"' not in old
     assert "Made on: not recorded" in old
+
+
+def test_a_knee_the_generator_limited_is_said_to_be_a_lower_bound_everywhere(
+        sessions, stored, database_url, make_user):
+    stages = [Stage(**{**_stage(n, v).as_dict(), "histogram": ""}, client_busy=busy)
+              for (n, v), busy in zip(FIRST[:2], (0.6, 0.98), strict=True)]
+    knee = knee_of(stages)
+    verdict = generator.knee_verdict(list(knee.stages), stages, Limits())
+    with sessions.begin() as session:
+        row = Calibration(cluster=CLUSTER, cluster_kind="ceph", load_api="rados",
+                          workload={"object_size": 4096, "object_size_max": None,
+                                    "mix": {"write": 100}},
+                          settings={"stage_s": 5, "warmup_s": 1, "p99_factor": 5.0,
+                                    "repeats": 0},
+                          status="completed", ended_at=datetime.now(UTC),
+                          stop_reason=verdict["why"], knee_in_flight=knee.in_flight,
+                          capacity_ops=knee.ops_s, capacity_mbps=knee.mb_s,
+                          generator_bound=verdict["lower_bound"],
+                          spread={**knee.spread(0), "generator": verdict}, release="pacific",
+                          topology=TOPOLOGY)
+        row.stages = [CalibrationStage(**s.as_dict()) for s in stages]
+        session.add(row)
+        session.flush()
+        bound_id = row.id
+    why = ("the client held 0.98 slots between a completion and the next submit with 2 in "
+           "flight (bound 0.80): completions queued behind the generator's own work")
+
+    with sessions() as session:
+        data = report.calibration_dict(report.load(session, bound_id))
+        plain = report.calibration_dict(report.load(session, stored[0]))
+    # the JSON: the old key, the reason and each stage's share added
+    assert data["generator_bound"] is True and data["generator_bound_why"] == why
+    assert [s["client_busy"] for s in data["stages"]] == [0.6, 0.98]
+    assert plain["generator_bound_why"] is None and plain["stages"][0]["client_busy"] is None
+    # the text
+    text = report.format_calibration(data)
+    assert "capacity: at least 190.0 ops/s (0.78 MB/s) at 2 in flight\n" in text
+    assert f"the cluster can carry at least this much, maybe more; calibrate again with more " \
+           f"drivers to know ({why})" in text
+    assert " gen. CPU client\n" in text and "    n/a   0.98  <- knee" in text
+    # the pages and the chart
+    client = create_app({"DATABASE_URL": database_url, "SECRET_KEY": SECRET}).test_client()
+    log_in(client, *make_user("viewer"))
+    page = client.get(f"/calibrations/{bound_id}").get_data(as_text=True)
+    assert "<strong>at least 190.0 ops/s</strong>" in page
+    assert f'<span id="generator-why">{escape(why.capitalize())}.</span>' in page
+    assert "<td>0.98</td>" in page
+    listed = client.get("/calibrations").get_data(as_text=True)
+    assert "at least 190.0 ops/s at 2 in flight" in listed
+    assert "<td>at least 400.0" not in listed  # the one the cluster limited: its capacity
+    assert client.get(f"/calibrations/{bound_id}/chart.json").get_json()["generator_bound"]

@@ -282,7 +282,8 @@
     const tooltip = {callbacks: {label: c => `${c.dataset.label}: ${c.raw.y} ms at ` +
                                              `${c.raw.x} ops/s, ${c.raw.in_flight} in flight`}};
     const kneeLine = kneeIndex < 0 || d.capacity_ops == null ? {} : labelledLines([{id: "knee", t: d.capacity_ops,
-      text: `knee: ${d.knee_in_flight} in flight, ${d.capacity_ops.toFixed(1)} ops/s`,
+      text: `knee: ${d.knee_in_flight} in flight, ${d.generator_bound ? "at least " : ""}` +
+            `${d.capacity_ops.toFixed(1)} ops/s`,
       color: "#c60", width: 1, dash: [4, 4]}]);
     const curve = new Chart(curveCanvas, {type: "line", plugins: [robustScale], data: {datasets: [
         line("p99 ms", p99, "#c60", "y", Object.assign(
