@@ -8,6 +8,7 @@ at once and calls `done` from the driver's own completion thread.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import logging
 import random
@@ -40,11 +41,16 @@ def intended_starts(start: float, rate: float) -> Iterator[float]:
 
 
 def op_chooser(mix: dict[str, int], seed: int) -> Callable[[], str]:
-    """Draw operations with the mix's proportions, reproducibly."""
+    """Draw operations with the mix's proportions, reproducibly: the draws of
+    `rng.choices(ops, weights)`, without rebuilding its cumulative weights every draw."""
     rng = random.Random(seed)
     ops = [op for op in OPS if mix.get(op, 0) > 0]
-    weights = [mix[op] for op in ops]
-    return lambda: rng.choices(ops, weights)[0]
+    if len(ops) == 1:  # nothing to draw
+        only = ops[0]
+        return lambda: only
+    cumulative = list(itertools.accumulate(mix[op] for op in ops))
+    total, last, draw = float(cumulative[-1]), len(ops) - 1, rng.random
+    return lambda: ops[bisect.bisect(cumulative, draw() * total, 0, last)]
 
 
 def container_names(workload: Workload) -> list[str]:
