@@ -140,7 +140,9 @@ class OpenLoop:
             self.lag_s.append(lag)
         self.lags.add(intended - (self._schedule_start or intended), lag)
         if op == "write":
-            container = self.containers[rng.randrange(len(self.containers))]
+            containers = self.containers  # one container: no draw (nothing else uses rng)
+            container = containers[rng.randrange(len(containers))] if len(containers) > 1 \
+                else containers[0]
             name = f"{self.name_prefix}-{next(self._names)}"
             data = self.payloads.content(name)
             self.driver.write(container, name, data,
