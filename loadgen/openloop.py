@@ -59,6 +59,8 @@ def container_names(workload: Workload) -> list[str]:
 
 
 class OpenLoop:
+    records_lag = True  # submit time - intended start, per operation (a closed loop has none)
+
     def __init__(self, driver: AsyncDriver, workload: Workload, recorder: SampleRecorder,
                  ledger: Ledger, payloads: PayloadSource, name_prefix: str,
                  stream: int = 0, phase_s: float = 0.0):
@@ -135,10 +137,11 @@ class OpenLoop:
         with self._lock:
             self.in_flight += 1
             self.submitted += 1
-        lag = self.clock() - intended
-        if len(self.lag_s) < 100_000:
-            self.lag_s.append(lag)
-        self.lags.add(intended - (self._schedule_start or intended), lag)
+        if self.records_lag:
+            lag = self.clock() - intended
+            if len(self.lag_s) < 100_000:
+                self.lag_s.append(lag)
+            self.lags.add(intended - (self._schedule_start or intended), lag)
         if op == "write":
             containers = self.containers  # one container: no draw (nothing else uses rng)
             container = containers[rng.randrange(len(containers))] if len(containers) > 1 \

@@ -84,8 +84,13 @@ class SampleRecorder:
     def success(self, op: str, done_mono: float, latency_s: float, nbytes: int) -> None:
         us = int(latency_s * 1e6)
         us = LOWEST_US if us < LOWEST_US else HIGHEST_US if us > HIGHEST_US else us
-        with self._lock:
-            bucket = self._bucket(done_mono, op)
+        second = int(done_mono - self.mono_start)
+        with self._lock:  # _bucket, inlined: this runs once per operation
+            if second < self._flushed_until:
+                second = self._flushed_until
+            bucket = self._buckets.get((second, op))
+            if bucket is None:
+                bucket = self._buckets[(second, op)] = Bucket()
             bucket.ops += 1
             bucket.bytes += nbytes
             latencies = bucket.latencies
