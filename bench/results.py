@@ -71,6 +71,26 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
 
 
+def median_interval(values: list[float], confidence: float = 0.9) -> tuple[float, float, float]:
+    """(low, high, coverage): an exact distribution-free interval for the median of what
+    produced `values`, the order statistics x(k) and x(n+1-k) with the largest k whose
+    coverage 1 - 2 P(Binomial(n, 1/2) <= k - 1) is at least `confidence`. With fewer values
+    than that needs, min to max, with its (lower) coverage: 5 values give 93.75%."""
+    ordered, n = sorted(values), len(values)
+    if not n:
+        raise ValueError("no values")
+    k = 1
+    while k < (n + 1) // 2 and _coverage(n, k + 1) >= confidence:
+        k += 1
+    return ordered[k - 1], ordered[n - k], _coverage(n, k)
+
+
+def _coverage(n: int, k: int) -> float:
+    """P(x(k) <= median <= x(n+1-k)) for n independent draws of a continuous variable."""
+    below = sum(math.comb(n, i) for i in range(k))
+    return 1 - 2 * below / 2 ** n
+
+
 def fail(message: str) -> None:
     print(f"bench: {message}", file=sys.stderr)
     sys.exit(2)

@@ -51,9 +51,17 @@ def main() -> None:
     args = parser.parse_args()
     chosen = set(args.only.split(",")) if args.only else None
     RESULTS.mkdir(parents=True, exist_ok=True)
-    summary = {"started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-               "commit": _commit(), "machine": _machine(), "benchmarks": {}}
-    failed = []
+    path = RESULTS / "summary.json"
+    started, commit = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), _commit()
+    summary = {"started": started, "commit": commit, "machine": _machine(), "benchmarks": {}}
+    if chosen is not None and path.exists():
+        # --only replaces the benchmarks it runs and keeps the others' figures; each entry
+        # names the commit and the time it was measured at
+        kept = json.loads(path.read_text())
+        summary["benchmarks"] = {name: {"commit": kept.get("commit"),
+                                        "started": kept.get("started"), **entry}
+                                 for name, entry in kept.get("benchmarks", {}).items()}
+    failed, ran = [], set()
     for name, module, extra in BENCHMARKS:
         if module is None:  # a lab step
             if chosen is None:
@@ -62,20 +70,23 @@ def main() -> None:
         if chosen is not None and name not in chosen and name.split("-")[0] not in chosen:
             continue
         print(f"== {name} ({module})", flush=True)
+        ran.add(name)
         with tempfile.NamedTemporaryFile(suffix=".json") as out:
             began = time.monotonic()
             done = subprocess.run([sys.executable, "-m", module, "--json", out.name, *extra],
                                   cwd=REPO)
             rows = json.loads(Path(out.name).read_text() or "[]") if done.returncode == 0 \
                 else []
-        summary["benchmarks"][name] = {"exit": done.returncode, "rows": rows,
+        summary["benchmarks"][name] = {"commit": commit, "started": started,
+                                       "exit": done.returncode, "rows": rows,
                                        "seconds": round(time.monotonic() - began, 1)}
         if done.returncode != 0:
             failed.append(name)
-    path = RESULTS / "summary.json"
     path.write_text(json.dumps(summary, indent=2))
     print("\n== summary")
     for name, result in summary["benchmarks"].items():
+        if chosen is not None and name not in ran:
+            continue
         for row in result["rows"]:
             verdict = {True: "met", False: "NOT met", None: "n/a"}[row["met"]]
             ratio = f", ratio {row['ratio']:.3f}" if row.get("ratio") is not None else ""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 from array import array
+from bisect import bisect_left
 from dataclasses import dataclass
 
 # upper edges of the buckets, in ms; the last bucket holds everything later
@@ -51,11 +52,8 @@ class LagCounts:
 
 
 def bucket_of(lag_s: float) -> int:
-    ms = lag_s * 1000
-    for i, edge in enumerate(EDGES_MS):
-        if ms <= edge:
-            return i
-    return len(EDGES_MS)
+    """The first bucket whose edge is at or above the lag (past every edge: the last)."""
+    return bisect_left(EDGES_MS, lag_s * 1000)
 
 
 class LagLog:

@@ -8,6 +8,7 @@ at once and calls `done` from the driver's own completion thread.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import logging
 import random
@@ -40,11 +41,16 @@ def intended_starts(start: float, rate: float) -> Iterator[float]:
 
 
 def op_chooser(mix: dict[str, int], seed: int) -> Callable[[], str]:
-    """Draw operations with the mix's proportions, reproducibly."""
+    """Draw operations with the mix's proportions, reproducibly: the draws of
+    `rng.choices(ops, weights)`, without rebuilding its cumulative weights every draw."""
     rng = random.Random(seed)
     ops = [op for op in OPS if mix.get(op, 0) > 0]
-    weights = [mix[op] for op in ops]
-    return lambda: rng.choices(ops, weights)[0]
+    if len(ops) == 1:  # nothing to draw
+        only = ops[0]
+        return lambda: only
+    cumulative = list(itertools.accumulate(mix[op] for op in ops))
+    total, last, draw = float(cumulative[-1]), len(ops) - 1, rng.random
+    return lambda: ops[bisect.bisect(cumulative, draw() * total, 0, last)]
 
 
 def container_names(workload: Workload) -> list[str]:
@@ -53,6 +59,8 @@ def container_names(workload: Workload) -> list[str]:
 
 
 class OpenLoop:
+    records_lag = True  # submit time - intended start, per operation (a closed loop has none)
+
     def __init__(self, driver: AsyncDriver, workload: Workload, recorder: SampleRecorder,
                  ledger: Ledger, payloads: PayloadSource, name_prefix: str,
                  stream: int = 0, phase_s: float = 0.0):
@@ -129,12 +137,15 @@ class OpenLoop:
         with self._lock:
             self.in_flight += 1
             self.submitted += 1
-        lag = self.clock() - intended
-        if len(self.lag_s) < 100_000:
-            self.lag_s.append(lag)
-        self.lags.add(intended - (self._schedule_start or intended), lag)
+        if self.records_lag:
+            lag = self.clock() - intended
+            if len(self.lag_s) < 100_000:
+                self.lag_s.append(lag)
+            self.lags.add(intended - (self._schedule_start or intended), lag)
         if op == "write":
-            container = self.containers[rng.randrange(len(self.containers))]
+            containers = self.containers  # one container: no draw (nothing else uses rng)
+            container = containers[rng.randrange(len(containers))] if len(containers) > 1 \
+                else containers[0]
             name = f"{self.name_prefix}-{next(self._names)}"
             data = self.payloads.content(name)
             self.driver.write(container, name, data,
@@ -151,7 +162,7 @@ class OpenLoop:
             # runs in the driver's completion thread: whatever happens, the slot is freed
             try:
                 now = self.clock()
-                if ok and op == "read" and data != self.payloads.content(name, size):
+                if ok and op == "read" and not self.payloads.matches(name, size, data):
                     ok, error_class = False, "corrupt"
                 if ok:
                     self.recorder.success(op, now, now - intended, nbytes)

@@ -19,7 +19,7 @@ class PayloadSource:
         self.min_size = min_size
         self.max_size = max_size
         size = max(_BUFFER_SIZE, max_size * 2)
-        self._buffer = memoryview(random.Random(seed).randbytes(size))
+        self._buffer = random.Random(seed).randbytes(size)
 
     def _key(self, name: str) -> int:
         return zlib.crc32(name.encode()) ^ (self.seed * 2654435761 & 0xFFFFFFFF)
@@ -32,4 +32,11 @@ class PayloadSource:
     def content(self, name: str, size: int | None = None) -> bytes:
         size = self.size_of(name) if size is None else size
         offset = self._key(name) % (len(self._buffer) - size)
-        return bytes(self._buffer[offset:offset + size])
+        return self._buffer[offset:offset + size]
+
+    def matches(self, name: str, size: int, data: bytes | None) -> bool:
+        """Whether `data` is the content of `name` at `size`; compared in place (a read's
+        check, once per operation, copies nothing)."""
+        if data is None or len(data) != size:
+            return False
+        return self._buffer.startswith(data, self._key(name) % (len(self._buffer) - size))

@@ -54,3 +54,17 @@ def test_objects_larger_than_the_buffer_default_are_served():
     source = PayloadSource(seed=1, min_size=size, max_size=size)
 
     assert len(source.content("big")) == size
+
+
+def test_matches_accepts_exactly_the_content_of_the_name_at_its_size(source):
+    data = source.content("obj-3")
+    size = len(data)
+    flipped = bytes([data[0] ^ 1]) + data[1:]
+
+    assert source.matches("obj-3", size, data)
+    assert not source.matches("obj-3", size, flipped)  # one bit changed
+    assert not source.matches("obj-3", size, data[:-1])  # truncated
+    assert not source.matches("obj-3", size - 1, data)  # longer than asked
+    assert not source.matches("obj-4", size, data)  # another object's name
+    assert not source.matches("obj-3", size, None)
+    assert source.matches("obj-3", 0, b"")

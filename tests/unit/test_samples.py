@@ -160,3 +160,21 @@ def test_merged_per_second_histograms_equal_the_histogram_of_all_values_pooled(r
 
 def test_merge_histograms_skips_seconds_without_operations():
     assert merge_histograms(["", ""]).get_total_count() == 0
+
+
+def test_a_seconds_histogram_is_the_one_recording_each_operation_would_give(recorder):
+    # latencies are counted per distinct value and recorded when the second is handed out;
+    # the encoding must be the same as recording every operation, drain folded in included
+    rng = random.Random(11)
+    one_by_one = new_histogram()
+    for i in range(3000):
+        latency_s = rng.choice([0.0000001, rng.lognormvariate(-6, 1), 700.0])
+        done = T0 + 1.2 if i % 3 else T0 + 2.7  # a third completes in the drain after 2 s
+        recorder.success("write", done, latency_s, 1)
+        one_by_one.record_value(max(1, min(600_000_000, int(latency_s * 1e6))))
+
+    (sample,) = [s for s in recorder.take_final(2, ("write",)) if s.second == 1]
+
+    assert sample.ops == 3000
+    assert sample.histogram == one_by_one.encode().decode()
+    assert sample.max_ms == one_by_one.get_max_value() / 1000
