@@ -49,6 +49,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from hdrh.histogram import HdrHistogram
+
 from loadgen.lag import LagCounts
 from loadgen.samples import merge_histograms
 
@@ -135,12 +137,13 @@ def window_of(seconds: list[Second], start: float, end: float, target_rate: floa
             errors_by_class[name] = errors_by_class.get(name, 0) + count
     if isinstance(lags, list):
         lags = LagCounts.of(lags)
+    whole = merge_histograms([h for s in inside for h in s.histograms if h])  # merged once
     return BaselineWindow(
         seconds=float(len(inside)), target_rate=target_rate,
         ops=sum(s.ops for s in inside), errors=sum(s.errors for s in inside),
         errors_by_class=errors_by_class,
         first_half_ms=_percentiles(inside[:half]), second_half_ms=_percentiles(inside[half:]),
-        p99_ms=_percentiles(inside)[1],
+        p99_ms=_quantile_ms(whole, 99),
         lag_p99_ms=lags.quantile_ms(0.99) if lags and lags.ops else None,
         generator_cpu_cores=cpu_cores, cluster_problems=list(cluster_problems),
         half_ops=(sum(s.ops for s in inside[:half]), sum(s.ops for s in inside[half:])),
@@ -149,7 +152,7 @@ def window_of(seconds: list[Second], start: float, end: float, target_rate: floa
         lag_late=({f"{bound:g} ms": lags.later_than(bound)
                    for bound in (limits.lag_p99_ms, limits.lag_max_ms)} if lags else {}),
         lag_max_ms=lags.quantile_ms(1.0) if lags and lags.ops else None,
-        **_slow(inside, limits))
+        **_slow(whole, sum(s.ops for s in inside), limits))
 
 
 def judge(window: BaselineWindow, limits: BaselineLimits = BaselineLimits()) -> dict[str, Any]:
@@ -274,17 +277,21 @@ def _p50_series(inside: list[Second]) -> tuple[float, ...]:
     return tuple(series)
 
 
-def _slow(seconds: list[Second], limits: BaselineLimits) -> dict[str, Any]:
-    """The stall bound of these seconds and how many of their operations were served later;
-    none when some operations have no recorded latency (which of those were late is not
-    known)."""
-    merged = merge_histograms([h for s in seconds for h in s.histograms if h])
+def _slow(merged: HdrHistogram, ops: int, limits: BaselineLimits) -> dict[str, Any]:
+    """The stall bound of the window's merged latencies and how many of its `ops`
+    operations were served later; none when some have no recorded latency (which of those
+    were late is not known)."""
     total = merged.get_total_count()
-    if not total or total < sum(s.ops for s in seconds):
+    if not total or total < ops:
         return {}
     bound_s = max(ON_TIME_S, limits.slow_p50_times * merged.get_value_at_percentile(50) / 1e6)
     return {"slow_ops": total - on_time_ops(merged, bound_s),
             "slow_bound_ms": round(bound_s * 1000, 1)}
+
+
+def _quantile_ms(merged: HdrHistogram, percentile: float) -> float | None:
+    return merged.get_value_at_percentile(percentile) / 1000 if merged.get_total_count() \
+        else None
 
 
 def _percentiles(seconds: list[Second]) -> tuple[float | None, float | None]:
