@@ -55,7 +55,7 @@ test-unit: setup
 	$(BIN)/python -m pytest -q tests/unit
 
 test-lab: setup
-	$(BIN)/python -m pytest -q tests/integration -m "not full" --durations=40
+	$(BIN)/python -m pytest -q tests/integration -m "not full" --durations=60
 
 # the load generator's benchmarks (bench/), on the labs; a summary in bench/results/
 bench: setup

@@ -50,6 +50,8 @@ def in_flight_steps(max_in_flight: int) -> list[int]:
         steps.append(steps[-1] * 2)
     return steps + ([max_in_flight] if max_in_flight > 1 else [])
 
+NO_KNEE = "no level qualified as the knee (each had errors or a p99 past the bound)"
+
 
 def max_stages(settings: Settings) -> int:
     """The most stages a calibration runs: the whole first pass, and every repeat of the
@@ -149,7 +151,7 @@ def _sweep(sessions: sessionmaker[Session], calibration_id: int, driver, workloa
             capacity_mbps=best and best.mb_s,
             generator_bound=best is not None and verdict["lower_bound"],
             spread=best and {**best.spread(settings.repeats), "generator": verdict},
-            error=None if best else "no stage qualified as the knee (errors in every one)")
+            error=None if best else NO_KNEE)
 
 
 def _finish(sessions: sessionmaker[Session], calibration_id: int, **fields) -> None:

@@ -102,3 +102,16 @@ def test_a_calibration_runs_at_most_the_first_pass_and_three_levels_of_repeats()
     assert max_stages(Settings(max_in_flight=16, repeats=2)) == 5 + 6
     assert max_stages(Settings(max_in_flight=64)) == 7 + 6
     assert max_stages(Settings(max_in_flight=16, repeats=0)) == 5
+
+
+def test_one_slow_repeat_does_not_disqualify_its_level():
+    # make demo on the Swift lab: the bound was 5 x 48 ms; the levels above 1 in flight
+    # were past it, and one repeat at 1 in flight met a 262 ms p99: no knee, no run
+    stages = [stage(1, 62.6, 48.1), stage(2, 21.4, 327.9), stage(4, 47.4, 366.3),
+              stage(1, 37.2, 112.3, repeat=1), stage(1, 21.0, 262.4, repeat=2)]
+    found = knee_of(stages, Limits(p99_factor=5))
+
+    assert found is not None and found.in_flight == 1 and found.ops_s == 37.2
+    # a level most of whose stages are past the bound still does not qualify
+    assert knee_of(stages + [stage(1, 30.0, 300.0, repeat=3), stage(1, 30.0, 300.0, repeat=4)],
+                   Limits(p99_factor=5)) is None
