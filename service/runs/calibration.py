@@ -43,14 +43,15 @@ log = logging.getLogger(__name__)
 # what the shape of a workload is: a calibration of it applies to any rate
 SHAPE = ("containers", "objects_per_container", "object_size", "object_size_max", "mix",
          "prefill", "seed")
+NO_KNEE = "no level qualified as the knee (each had errors or a p99 past the bound)"
+
+
 def in_flight_steps(max_in_flight: int) -> list[int]:
     """1, 2, 4, ... up to max_in_flight, which is always the last step."""
     steps = [1]
     while steps[-1] * 2 < max_in_flight:
         steps.append(steps[-1] * 2)
     return steps + ([max_in_flight] if max_in_flight > 1 else [])
-
-NO_KNEE = "no level qualified as the knee (each had errors or a p99 past the bound)"
 
 
 def max_stages(settings: Settings) -> int:
