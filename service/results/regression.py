@@ -30,8 +30,10 @@ exchangeable); a night that judges J figures shows a false "worse" on at most J 
 the nights (Bonferroni; the floors make it rarer).
 
 The floors (`DEFAULT_RULES`), chosen from what varies between identical runs:
-- throughput drop (a fraction): 5 percentage points; the mean over the fault window
-  moves by a few points with the window's length alone;
+- the deficit (the operations not served on time during the fault, in seconds of full
+  load; DESIGN.md): 2 s or 20% of the median. It replaced the mean throughput drop, which
+  a stall's catch-up burst washes out and which moves with the window's length alone. A
+  series whose earlier runs predate the deficit judges it once 19 of them have one;
 - errors: 10 operations or 50% of the median; at 100 ops/s a stall 0.1 s longer
   fails 10 more operations;
 - times to client recovery and to full redundancy (while the fault persists and
@@ -94,7 +96,7 @@ class FigureRule:
 
 
 DEFAULT_RULES: tuple[FigureRule, ...] = (
-    FigureRule("throughput_drop", "throughput drop", "%", 0.05),
+    FigureRule("deficit_s", "deficit", "s", 2.0, 0.2),
     FigureRule("errors", "error count", "", 10, 0.5),
     FigureRule("time_to_client_recovery_s", "time to client recovery", "s", 5.0, 0.2),
     FigureRule("time_to_full_redundancy_s", "time to full redundancy", "s", 5.0, 0.2),

@@ -3,7 +3,7 @@ test of a night against its series, on synthetic series with known answers.
 
 The series: a Ceph kill-OSD run every night, whose clients recover in about 12 s, whose
 cluster is fully redundant again in about 52 s (and 30 s after the restore), with a
-20% throughput drop, a handful of errors and no lost object.
+deficit of about 6 s of full load, a handful of errors and no lost object.
 """
 
 from __future__ import annotations
@@ -24,14 +24,14 @@ from service.results.regression import (
 
 REDUNDANCY = [50.0, 52.1, 55.0, 51.0, 53.0, 52.5, 49.5, 54.0, 51.5, 52.0]
 RECOVERY = [12.0, 11.0, 13.0, 12.5, 11.5, 12.0, 12.2, 11.8, 12.6, 12.1]
-DROP = [0.20, 0.21, 0.19, 0.22, 0.20, 0.18, 0.21, 0.20, 0.19, 0.20]
+DEFICIT = [6.0, 6.2, 5.8, 6.4, 6.0, 5.6, 6.3, 6.1, 5.9, 6.0]
 ERRORS = [4, 3, 5, 4, 6, 4, 3, 5, 4, 4]
 AFTER_RESTORE = [30.0, 31.0, 29.5, 30.5, 30.0, 32.0, 29.0, 30.0, 31.0, 30.5]
 
 
 def run(**figures) -> dict:
     """One run's figures, as report_dict gives them: a typical night unless told otherwise."""
-    data = {"throughput_drop": 0.20, "worst_second_drop": 1.0, "errors": 4,
+    data = {"deficit_s": 6.0, "throughput_drop": 0.20, "worst_second_drop": 1.0, "errors": 4,
             "time_to_detect_s": 2.0, "time_to_client_recovery_s": 12.0,
             "time_to_full_redundancy_s": 52.0, "time_to_full_redundancy_after_restore_s": 30.0,
             "data_at_risk_s": 40.0, "lost_objects": 0, "corrupt_objects": 0, "reasons": {}}
@@ -45,7 +45,7 @@ def series(n: int = 20, **overrides) -> list[dict]:
     for i in range(n):
         figures = {"time_to_full_redundancy_s": REDUNDANCY[i % 10],
                    "time_to_client_recovery_s": RECOVERY[i % 10],
-                   "throughput_drop": DROP[i % 10], "errors": ERRORS[i % 10],
+                   "deficit_s": DEFICIT[i % 10], "errors": ERRORS[i % 10],
                    "time_to_full_redundancy_after_restore_s": AFTER_RESTORE[i % 10]}
         figures.update({key: values[i] for key, values in overrides.items()})
         runs.append(run(**figures))
@@ -73,7 +73,7 @@ def test_a_value_far_worse_than_a_stable_history_is_a_regression_naming_the_figu
 
 def test_a_value_within_the_noise_of_the_history_is_ok():
     verdict = judge(run(time_to_full_redundancy_s=55.5, time_to_client_recovery_s=13.0,
-                        throughput_drop=0.23, errors=7), series())
+                        deficit_s=7.5, errors=7), series())
 
     assert verdict.status == "ok"
     assert verdict.findings == ()
@@ -82,21 +82,21 @@ def test_a_value_within_the_noise_of_the_history_is_ok():
 
 def test_a_better_value_is_never_a_regression():
     verdict = judge(run(time_to_full_redundancy_s=5.0, time_to_client_recovery_s=0.0,
-                        throughput_drop=0.0, errors=0), series())
+                        deficit_s=0.0, errors=0), series())
 
     assert verdict.status == "ok"
 
 
 def test_every_figure_that_is_worse_is_a_finding_in_the_rules_order():
-    verdict = judge(run(errors=80, throughput_drop=0.6, time_to_client_recovery_s=40.0,
+    verdict = judge(run(errors=80, deficit_s=30.0, time_to_client_recovery_s=40.0,
                         time_to_full_redundancy_after_restore_s=90.0), series())
 
     assert [f.figure for f in verdict.findings] == [
-        "throughput_drop", "errors", "time_to_client_recovery_s",
+        "deficit_s", "errors", "time_to_client_recovery_s",
         "time_to_full_redundancy_after_restore_s"]
     assert [f.reason for f in verdict.findings][:2] == [
-        "throughput drop 60.0% is worse than the last 20 runs (median 20.0% [18.0% to 22.0%], "
-        "limit 25.0%; rank test p 0.0476)",
+        "deficit 30.0 s is worse than the last 20 runs (median 6.0 s [5.6 s to 6.4 s], "
+        "limit 8.0 s; rank test p 0.0476)",
         "error count 80 is worse than the last 20 runs (median 4 [3 to 6], limit 14; rank "
         "test p 0.0476)"]
 
@@ -129,8 +129,8 @@ def test_one_wild_night_no_longer_sets_the_limit_once_the_window_is_full():
 
 
 @pytest.mark.parametrize(("key", "history_value", "largest_ok", "smallest_regression"), [
-    ("throughput_drop", 0.20, 0.25, 0.251),  # 5 percentage points
-    ("throughput_drop", 0.0, 0.05, 0.051),
+    ("deficit_s", 6.0, 8.0, 8.1),  # 2 s ...
+    ("deficit_s", 20.0, 24.0, 24.1),  # ... or 20%
     ("errors", 0, 10, 11),  # 10 errors ...
     ("errors", 40, 60, 61),  # ... or 50%
     ("time_to_client_recovery_s", 10.0, 15.0, 15.1),  # 5 s ...
