@@ -3,7 +3,7 @@
 Daemons are signalled by PID on the node that runs them (over SSH), as the
 inventory describes; nothing is matched by process name.
 
-kill_osd and kill_daemon take an `intent` (clusters/supervision.py): "down" (the default:
+kill_osd and kill_daemon take an `intent` (clusters/faults/supervision.py): "down" (the default:
 stopped and kept stopped until the restore, even under systemd or cephadm) or "crash"
 (SIGKILL, and its supervisor may start it again; the restore reports when it came back).
 Their restores, start_osd and start_daemon, undo what the fault ledger says was done (and
@@ -17,10 +17,11 @@ import random
 
 from chaoslib.exceptions import ActivityFailed
 
-from clusters import services, supervision
-from clusters.config import cluster_from_configuration
+from clusters.access import services
+from clusters.access.config import cluster_from_configuration
+from clusters.access.inventory import Cluster, Service
 from clusters.exceptions import ClusterError
-from clusters.inventory import Cluster, Service
+from clusters.faults import supervision
 
 from .safety import (
     check_blast_radius,

@@ -1,6 +1,6 @@
 """Scale a Ceph cluster out under load and back in, as Chaos Toolkit actions: add an OSD on
-a new disk of an existing node (clusters/ceph_scale.py), and remove it with a proper drain
-(clusters/ceph_osd_map.py).
+a new disk of an existing node (clusters/ceph/new_osd.py), and remove it with a proper drain
+(clusters/ceph/osd_map.py).
 
 The added OSD is written into the fault ledger (key `scale:osd.N`) before anything is
 made, with what remove_osd needs to undo it as the entry's record, so `faultline heal`
@@ -17,12 +17,13 @@ import uuid
 
 from chaoslib.exceptions import ActivityFailed
 
-from clusters import ceph_osd_map, ceph_scale, fault_ledger
-from clusters.ceph_admin import CephAdmin
+from clusters.access.inventory import Cluster
+from clusters.access.ssh import run_on_node
+from clusters.ceph import new_osd, osd_map
+from clusters.ceph.admin import CephAdmin
 from clusters.exceptions import ClusterError, InvalidScale
-from clusters.inventory import Cluster
 from clusters.paths import default_inventory
-from clusters.ssh import run_on_node
+from clusters.safety import fault_ledger
 
 from .safety import (
     check_blast_radius,
@@ -62,8 +63,8 @@ def check_arguments(func: str, arguments: dict, cluster: Cluster) -> None:
         return
     try:
         if func == "add_osd":
-            ceph_scale.check_node(cluster, arguments.get("node", "node1"))
-            ceph_scale.check_size(arguments.get("size_gib", 2))
+            new_osd.check_node(cluster, arguments.get("node", "node1"))
+            new_osd.check_size(arguments.get("size_gib", 2))
             _timeout(arguments.get("timeout_s", 180))
         else:
             _osd_id(arguments.get("osd_id", -1))
@@ -87,29 +88,29 @@ def add_osd(node: str = "node1", size_gib: float = 2, timeout_s: float = 180,
     cluster = cluster_of(configuration)
     inventory = _inventory(configuration)
     try:
-        ceph_scale.check_node(cluster, node)
-        size = ceph_scale.check_size(size_gib)
+        new_osd.check_node(cluster, node)
+        size = new_osd.check_size(size_gib)
         wait_s = _timeout(timeout_s)
-        templates = ceph_scale.template(inventory, cluster.name)
+        templates = new_osd.template(inventory, cluster.name)
         verdict = check_blast_radius(cluster, f"an OSD added on {node}", allow_unavailable)
         with CephAdmin.for_cluster(cluster) as admin:
-            osd = ceph_scale.new_osd(cluster, templates, ceph_osd_map.next_osd_id(admin),
+            osd = new_osd.new_osd(cluster, templates, osd_map.next_osd_id(admin),
                                      str(uuid.uuid4()), node, size)
             target = cluster.node(node)
             # an image or mount already there, or too little room: refused, nothing made
-            checked = run_on_node(target, ceph_scale.check_command(osd), timeout=60,
+            checked = run_on_node(target, new_osd.check_command(osd), timeout=60,
                                   check=False)
             if checked.exit_status != 0:
                 raise InvalidScale(f"cannot add {osd.name} on {node}: "
                                    f"{checked.stderr.strip() or checked.stdout.strip()}")
             ledger_before(cluster, KEY + str(osd.osd_id), osd.says(), RESTORE,
                           {"osd_id": osd.osd_id}, {"added": osd.as_dict()})
-            run_on_node(target, ceph_scale.make_disk_command(osd), timeout=120)
-            ceph_osd_map.create(admin, osd.osd_id, osd.uuid)
-            run_on_node(target, ceph_scale.mkfs_command(osd), timeout=300)
-            ceph_scale.record_in_inventory(inventory, cluster.name, osd)
-            run_on_node(target, ceph_scale.start_command(osd), timeout=120)
-            up_s = ceph_osd_map.wait_up_in(admin, osd.osd_id, node, wait_s)
+            run_on_node(target, new_osd.make_disk_command(osd), timeout=120)
+            osd_map.create(admin, osd.osd_id, osd.uuid)
+            run_on_node(target, new_osd.mkfs_command(osd), timeout=300)
+            new_osd.record_in_inventory(inventory, cluster.name, osd)
+            run_on_node(target, new_osd.start_command(osd), timeout=120)
+            up_s = osd_map.wait_up_in(admin, osd.osd_id, node, wait_s)
     except ClusterError as exc:
         raise fail("add_osd", exc) from None
     return {"osd": osd.name, "osd_id": osd.osd_id, "node": node, "zone": osd.zone,
@@ -131,14 +132,14 @@ def _added(cluster: Cluster, osd_id: int, inventory: str) -> list[dict]:
                                f"the fault ledger: {added}): remove_osd removes only those")
     if not entries:
         return []
-    templates = ceph_scale.template(inventory, cluster.name)
+    templates = new_osd.template(inventory, cluster.name)
     found: dict[int, dict] = {}  # the newest record of each OSD
     for entry in entries:
         number = entry.key.removeprefix(KEY)
         if not number.isdigit():
             raise refused_record("remove_osd", entry.key, "is not an OSD's key")
         try:
-            found[int(number)] = ceph_scale.checked_added(cluster, templates, int(number),
+            found[int(number)] = new_osd.checked_added(cluster, templates, int(number),
                                                           entry.record.get("added"))
         except InvalidScale as exc:
             raise refused_record("remove_osd", entry.key,
@@ -175,16 +176,16 @@ def _remove(cluster: Cluster, osd: dict, wait_s: float, allow_unavailable: bool,
             configuration: dict | None) -> dict:
     osd_id = osd["osd_id"]
     with CephAdmin.for_cluster(cluster) as admin:
-        present = osd_id in ceph_osd_map.osd_ids(admin)
+        present = osd_id in osd_map.osd_ids(admin)
         verdict = check_blast_radius(cluster, f"osd.{osd_id} drained and removed",
                                      allow_unavailable, osds={osd_id}) if present else None
-        drained_s = ceph_osd_map.drain(admin, osd_id, wait_s) if present else None
-        out = run_on_node(cluster.node(osd["node"]), ceph_scale.remove_command(osd),
+        drained_s = osd_map.drain(admin, osd_id, wait_s) if present else None
+        out = run_on_node(cluster.node(osd["node"]), new_osd.remove_command(osd),
                           timeout=120).stdout
         if present:
             admin.command("osd down", ids=[str(osd_id)])  # purge refuses an OSD still up
-        purged = ceph_osd_map.purge(admin, osd_id)
-    ceph_scale.forget_in_inventory(_inventory(configuration), cluster.name, osd_id)
+        purged = osd_map.purge(admin, osd_id)
+    new_osd.forget_in_inventory(_inventory(configuration), cluster.name, osd_id)
     ledger_restored(cluster, KEY + str(osd_id))
     return {"osd": f"osd.{osd_id}", "node": osd["node"], "drained_after_s": drained_s,
             "purged": purged, "on_node": out.strip().splitlines(), "guard": verdict}

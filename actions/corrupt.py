@@ -4,9 +4,10 @@ as Chaos Toolkit actions.
 corrupt_replica writes a canary object through the cluster's client API (or takes a named
 object), finds where one replica of it lives (Ceph: `osd map`, one OSD of the acting set;
 Swift: the object ring's primaries, the .data file on one node's device) and flips 16 bytes
-of that one replica behind the system's back (clusters/replica_ceph.py,
-clusters/replica_swift.py). The guard (clusters/corruption.py) refuses a corruption a repair
-could not undo: never two copies of one object, never on a pool or ring of fewer than three.
+of that one replica behind the system's back (clusters/faults/replica_ceph.py,
+clusters/faults/replica_swift.py). The guard (clusters/faults/corruption.py) refuses a
+corruption a repair could not undo: never two copies of one object, never on a pool or ring
+of fewer than three.
 
 detect_and_repair then reads the object back through the client API over and over,
 counting reads whose bytes differ from what was written, while the system finds the bad
@@ -18,7 +19,7 @@ its start, right after the corruption (t_fault).
 restore_corruption repairs what is not repaired yet and deletes the canary; it is in the
 fault ledger before anything is written, so `faultline heal` runs it after a killed run.
 What it undoes is the ledger entry's record (the replica, its mount and object directory,
-the good bytes), checked against the inventory (clusters.corruption.confined); its
+the good bytes), checked against the inventory (clusters.faults.corruption.confined); its
 arguments only pick which outstanding corruption.
 """
 
@@ -29,8 +30,10 @@ from types import ModuleType
 
 from chaoslib.exceptions import ActivityFailed
 
-from clusters import fault_ledger, replica_ceph, replica_swift
-from clusters.corruption import (
+from clusters.access.inventory import Cluster
+from clusters.exceptions import ClusterError, InvalidCorruption
+from clusters.faults import replica_ceph, replica_swift
+from clusters.faults.corruption import (
     Corruption,
     checked_mode,
     checked_timeout,
@@ -38,8 +41,7 @@ from clusters.corruption import (
     judge,
     md5_of,
 )
-from clusters.exceptions import ClusterError, InvalidCorruption
-from clusters.inventory import Cluster
+from clusters.safety import fault_ledger
 
 from .safety import (
     check_blast_radius,

@@ -1,14 +1,14 @@
 """A node starved of CPU, as Chaos Toolkit actions: a bounded stress-ng hog on the node
-(clusters/cpu_hog.py), and its end."""
+(clusters/faults/cpu_hog.py), and its end."""
 
 from __future__ import annotations
 
 from chaoslib.exceptions import ActivityFailed
 
-from clusters import cpu_hog
+from clusters.access.inventory import Cluster
+from clusters.access.ssh import run_on_node
 from clusters.exceptions import ClusterError
-from clusters.inventory import Cluster
-from clusters.ssh import run_on_node
+from clusters.faults import cpu_hog
 
 from .safety import (
     check_blast_radius,

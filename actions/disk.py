@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from chaoslib.exceptions import ActivityFailed
 
-from clusters import disk_faults, services
+from clusters.access import services
+from clusters.access.inventory import Cluster, Disk
 from clusters.exceptions import ClusterError
-from clusters.inventory import Cluster, Disk
+from clusters.faults import disk_faults
 
 from .safety import (
     check_blast_radius,

@@ -1,7 +1,7 @@
 """Fill the cluster to a fraction of its raw capacity, and empty it again, as Chaos Toolkit
 actions. The experiment then runs its load and fault on the full cluster.
 
-The fill objects live apart from the experiment's data (clusters/filler.py): Ceph, the
+The fill objects live apart from the experiment's data (clusters/faults/filler.py): Ceph, the
 RADOS namespace `faultline-fill` of the cluster's pool; Swift, the container
 `faultline-fill`. Usage is the cluster's own figure (Ceph `df`, Swift recon).
 """
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from chaoslib.exceptions import ActivityFailed
 
-from clusters import filler
+from clusters.access.inventory import Cluster
 from clusters.exceptions import ClusterError
-from clusters.inventory import Cluster
+from clusters.faults import filler
 
 from .safety import cluster_of, fail, fault_action, ledger_before, ledger_restored
 

@@ -1,5 +1,5 @@
 """A node out of memory, as Chaos Toolkit actions: memory the node cannot give back filled
-until the kernel's OOM killer takes some of its daemons (clusters/memory_hog.py), and the
+until the kernel's OOM killer takes some of its daemons (clusters/faults/memory_hog.py), and the
 way back: the hog ended and whatever the OOM killer took started again."""
 
 from __future__ import annotations
@@ -8,10 +8,11 @@ import time
 
 from chaoslib.exceptions import ActivityFailed
 
-from clusters import memory_hog, services
+from clusters.access import services
+from clusters.access.inventory import Cluster, Node
+from clusters.access.ssh import run_on_node
 from clusters.exceptions import ClusterError
-from clusters.inventory import Cluster, Node
-from clusters.ssh import run_on_node
+from clusters.faults import memory_hog
 
 from .safety import (
     check_blast_radius,

@@ -2,10 +2,10 @@
 either, as Chaos Toolkit actions.
 
 A partition: the node's link stays up and its daemons keep running, but everything in and
-out of it is dropped (nftables on the node, SSH excepted: clusters/firewall.py), so peers
+out of it is dropped (nftables on the node, SSH excepted: clusters/faults/firewall.py), so peers
 see a node that went silent while it still believes it is fine.
 
-A lossy link (clusters/link_faults.py): a share of the packets of one node, or of the
+A lossy link (clusters/faults/link_faults.py): a share of the packets of one node, or of the
 traffic between two zones, is lost, and/or the traffic is capped; the nodes keep talking,
 slowly and with retransmissions.
 """
@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from chaoslib.exceptions import ActivityFailed
 
-from clusters import fault_ledger, firewall, link_faults
+from clusters.access.inventory import Cluster
 from clusters.exceptions import ClusterError
-from clusters.inventory import Cluster
+from clusters.faults import firewall, link_faults
+from clusters.safety import fault_ledger
 
 from .safety import (
     check_blast_radius,

@@ -1,7 +1,7 @@
 """Power a node or a whole zone off, and on again, as Chaos Toolkit actions.
 
 Off: every daemon of the node killed at once and the node cut off, so peers see
-timeouts, not refusals (clusters/power.py says how, per node: the lab's link,
+timeouts, not refusals (clusters/faults/power.py says how, per node: the lab's link,
 a BMC through ipmitool, or nftables over SSH). A zone is every node the inventory
 puts in it (Ceph: the CRUSH zone; Swift: the ring zone), all at once.
 """
@@ -12,9 +12,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 from chaoslib.exceptions import ActivityFailed
 
-from clusters import power
+from clusters.access.inventory import Cluster
 from clusters.exceptions import ClusterError
-from clusters.inventory import Cluster
+from clusters.faults import power
 
 from .safety import (
     check_blast_radius,

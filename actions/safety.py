@@ -1,7 +1,7 @@
 """What every fault action does around the injection: judge the blast radius, write the
 fault into the ledger, and strike it off once restored.
 
-A cluster the inventory does not mark `chaos: allowed` takes no fault (clusters.protection):
+A cluster the inventory does not mark `chaos: allowed` takes no fault (clusters.safety.protection):
 every fault action is marked `fault_action`, which refuses it before the action's body runs,
 and the guard and the ledger entry, which every fault passes before it injects anything,
 refuse it again. Restores and probes pass none of these and still work on it.
@@ -27,11 +27,12 @@ from collections.abc import Callable, Iterable
 
 from chaoslib.exceptions import ActivityFailed
 
-from clusters import fault_ledger, guard, supervision
-from clusters.config import cluster_from_configuration
+from clusters.access.config import cluster_from_configuration
+from clusters.access.inventory import Cluster, Node, Service
 from clusters.exceptions import ClusterError
-from clusters.inventory import Cluster, Node, Service
-from clusters.protection import check_fault_allowed
+from clusters.faults import supervision
+from clusters.safety import fault_ledger, guard
+from clusters.safety.protection import check_fault_allowed
 
 logger = logging.getLogger("chaostoolkit")
 
@@ -166,7 +167,7 @@ def ledger_restored(cluster: Cluster, key: str) -> None:
 
 
 def check_intent(intent: object) -> None:
-    """A process fault's intent is "crash" or "down" (clusters/supervision.py)."""
+    """A process fault's intent is "crash" or "down" (clusters/faults/supervision.py)."""
     try:
         supervision.check_intent(intent)  # type: ignore[arg-type]
     except ValueError as exc:
@@ -198,7 +199,7 @@ def process_record(cluster: Cluster, service: Service, what: str) -> dict | None
 def undo_process_fault(cluster: Cluster, service: Service, details: dict | None,
                        strike: bool = True) -> dict:
     """Undo the process fault on a daemon as `process_record` read it and strike it off
-    unless told not to; the daemon's outcome (clusters.supervision.restore)."""
+    unless told not to; the daemon's outcome (clusters.faults.supervision.restore)."""
     outcome = supervision.restore(cluster, service, details)
     if strike:
         ledger_restored(cluster, f"daemon:{service.name}")

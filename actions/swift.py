@@ -3,7 +3,7 @@
 Servers are signalled by PID on the node that runs them (over SSH), as the
 inventory describes them (`<type>-server.<node>`, and `proxy-server`); nothing
 is matched by process name. kill_server takes an `intent`, "down" (the default) or
-"crash", as actions.ceph.kill_osd does (clusters/supervision.py): Debian's Swift units
+"crash", as actions.ceph.kill_osd does (clusters/faults/supervision.py): Debian's Swift units
 restart a killed server too.
 """
 
@@ -14,12 +14,15 @@ import time
 
 from chaoslib.exceptions import ActivityFailed
 
-from clusters import fault_ledger, services, swift_admin, swift_scale, swift_scaling
-from clusters.config import cluster_from_configuration
+import clusters.swift.admin
+from clusters.access import services
+from clusters.access.config import cluster_from_configuration
+from clusters.access.inventory import Cluster, Service
 from clusters.exceptions import ClusterError, InvalidScale
-from clusters.inventory import Cluster, Service
 from clusters.polling import poll_until
-from clusters.swift_admin import DEFAULT_PORTS, SwiftAdmin, proxy_address
+from clusters.safety import fault_ledger
+from clusters.swift import new_device, scale_steps
+from clusters.swift.admin import DEFAULT_PORTS, SwiftAdmin, proxy_address
 
 from .safety import (
     check_blast_radius,
@@ -173,8 +176,9 @@ def start_server(server: str = "object", node: str = "node1", timeout_s: float =
     except ClusterError as exc:
         raise ActivityFailed(f"start_server: {exc}") from None
     address, port = _healthcheck_endpoint(cluster, server, node)
-    poll_until(f"{service.name} answering", lambda: swift_admin.answers_healthcheck(address, port),
-               timeout_s, 0.2, error=ActivityFailed,
+    poll_until(f"{service.name} answering",
+               lambda: clusters.swift.admin.answers_healthcheck(address, port), timeout_s, 0.2,
+               error=ActivityFailed,
                message=f"{service.name} started but not answering on {address}:{port} after "
                        f"{timeout_s:.0f} s")
     ledger_restored(cluster, f"daemon:{service.name}")
@@ -204,12 +208,12 @@ def answers_healthcheck(server: str = "object", node: str = "node1",
     cluster = cluster_from_configuration(configuration)
     _service(cluster, server, node)  # ActivityFailed naming an unknown server or node
     address, port = _healthcheck_endpoint(cluster, server, node)
-    return swift_admin.answers_healthcheck(address, port)
+    return clusters.swift.admin.answers_healthcheck(address, port)
 
 
-def _scale_device(cluster: Cluster, arguments: dict, zone: int = 0) -> swift_scale.ScaleDevice:
+def _scale_device(cluster: Cluster, arguments: dict, zone: int = 0) -> new_device.ScaleDevice:
     keys = ("device", "size_mib", "weight", "rings", "image_dir")
-    return swift_scale.scale_device(cluster, arguments.get("node", "node1"), zone=zone,
+    return new_device.scale_device(cluster, arguments.get("node", "node1"), zone=zone,
                                     **{k: arguments[k] for k in keys if k in arguments})
 
 
@@ -231,29 +235,29 @@ def add_device(node: str = "node1", device: str = "", size_mib: int = 1024,
         _scale_device(cluster, arguments)  # bad input is refused before the cluster is asked
         with SwiftAdmin(cluster) as admin:
             zones = {d.ip: d.zone for d in admin.ring_facts().devices["object"]}
-        dev = _scale_device(cluster, arguments, swift_scale.zone_number(cluster, node, zones))
-        standing = swift_scaling.device_in_rings(cluster, dev)
+        dev = _scale_device(cluster, arguments, new_device.zone_number(cluster, node, zones))
+        standing = scale_steps.device_in_rings(cluster, dev)
         there = [ring for ring, seen in standing.items() if seen["present"]]
         if there:
             raise InvalidScale(f"{dev.device} on {node} is in the {', '.join(there)} ring(s) "
                                "already (remove_device first)")
-        left = swift_scaling.present_on_node(cluster, dev)
+        left = scale_steps.present_on_node(cluster, dev)
         if left:
             what = " and ".join({"mounted": "mount", "image": "image"}[w] for w in left)
             raise InvalidScale(f"{dev.device} on {node} is in no ring, but its {what} "
                                f"{'are' if len(left) > 1 else 'is'} there already (left by a "
                                "killed run? faultline heal, or remove_device)")
         verdict = check_blast_radius(cluster, f"add {dev.device} to {node}", allow_unavailable)
-        swift_scaling.finish_push(cluster)  # of a run killed while it pushed the rings
-        swift_scaling.wait_until_settled(cluster, settle_timeout_s)
+        scale_steps.finish_push(cluster)  # of a run killed while it pushed the rings
+        scale_steps.wait_until_settled(cluster, settle_timeout_s)
     except ClusterError as exc:
         raise fail("add_device", exc) from None
     ledger_before(cluster, f"scale:{node}/{dev.device}", dev.says(),
                   "actions.swift.remove_device", {"node": node, "device": dev.device},
                   {"image_dir": image_dir})
     try:
-        swift_scaling.make_device(cluster, dev)
-        changed = swift_scaling.change_rings(cluster, dev, "add", dev.weight)
+        scale_steps.make_device(cluster, dev)
+        changed = scale_steps.change_rings(cluster, dev, "add", dev.weight)
     except ClusterError as exc:
         raise fail("add_device", exc) from None
     return {"node": node, "device": dev.device, "mount": dev.mount, "image": dev.image,
@@ -276,14 +280,14 @@ def remove_device(node: str = "node1", device: str = "", timeout_s: float = 900,
     Returns how long the drain took and what was removed."""
     cluster = cluster_of(configuration)
     try:
-        name = swift_scale.device_name(node, device) if isinstance(node, str) else device
+        name = new_device.device_name(node, device) if isinstance(node, str) else device
         key = f"scale:{node}/{name}"
         dev = _scale_device(cluster, {"node": node, "device": device,
                                       "image_dir": _recorded_image_dir(cluster, key)})
-        standing = swift_scaling.device_in_rings(cluster, dev)
-        swift_scaling.check_ours(dev, standing)
+        standing = scale_steps.device_in_rings(cluster, dev)
+        scale_steps.check_ours(dev, standing)
         # a run killed while it pushed: the builders say what the nodes should have
-        pushed_at = swift_scaling.finish_push(cluster)
+        pushed_at = scale_steps.finish_push(cluster)
         done = _drain_and_remove(cluster, dev, standing, timeout_s, pushed_at)
         done["deleted"] = _delete_if_ours(cluster, dev, key, done["removed_from"])
     except ClusterError as exc:
@@ -298,22 +302,22 @@ def _recorded_image_dir(cluster: Cluster, key: str) -> str:
     normalised, and the image deleted is always <it>/<device>.img."""
     image_dir = (recorded(cluster, key) or {}).get("image_dir") or ""
     try:
-        return swift_scale.check_image_dir(image_dir) if image_dir else ""
+        return new_device.check_image_dir(image_dir) if image_dir else ""
     except InvalidScale:
         raise refused_record("remove_device", key, f"names image_dir {image_dir!r}, not a "
                              "normalised absolute path") from None
 
 
-def _delete_if_ours(cluster: Cluster, dev: swift_scale.ScaleDevice, key: str,
+def _delete_if_ours(cluster: Cluster, dev: new_device.ScaleDevice, key: str,
                     removed_from: list) -> list[str]:
     """Delete the device on its node if it was in the rings, or, in none, if the ledger
     says scale added it (a killed run's); a scale- device that is neither is left alone."""
     if removed_from or any(e.key == key for e in fault_ledger.outstanding(cluster.name)):
-        return swift_scaling.delete_device(cluster, dev)
+        return scale_steps.delete_device(cluster, dev)
     return []
 
 
-def _drain_and_remove(cluster: Cluster, dev: swift_scale.ScaleDevice, standing: dict,
+def _drain_and_remove(cluster: Cluster, dev: new_device.ScaleDevice, standing: dict,
                       timeout_s: float, pushed_at: float | None = None) -> dict:
     rings = tuple(ring for ring, seen in standing.items() if seen["present"])
     if not rings:
@@ -324,10 +328,10 @@ def _drain_and_remove(cluster: Cluster, dev: swift_scale.ScaleDevice, standing: 
                                  False, swift_keys={f"{r}:{dev.node}/{dev.device}"
                                                     for r in rings})
     # drained by an earlier, killed run (since the rings it pushed were read)
-    since = pushed_at or time.time() - swift_scale.RING_RELOAD_S
+    since = pushed_at or time.time() - new_device.RING_RELOAD_S
     if any(standing[ring]["weight"] for ring in rings):
-        swift_scaling.wait_until_settled(cluster, timeout_s)
-        since = swift_scaling.change_rings(cluster, dev, "weight", 0.0)["pushed_at"]
-    drained = swift_scaling.wait_until_moved(cluster, since, timeout_s, drained=dev)
-    swift_scaling.change_rings(cluster, dev, "remove")
+        scale_steps.wait_until_settled(cluster, timeout_s)
+        since = scale_steps.change_rings(cluster, dev, "weight", 0.0)["pushed_at"]
+    drained = scale_steps.wait_until_moved(cluster, since, timeout_s, drained=dev)
+    scale_steps.change_rings(cluster, dev, "remove")
     return {"drained_s": drained["moved_s"], "removed_from": list(rings), "guard": verdict}

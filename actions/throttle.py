@@ -1,11 +1,11 @@
 """A slow disk, as Chaos Toolkit actions: one storage daemon's I/O to its disk throttled
-(cgroup v1 blkio on the node: clusters/io_throttle.py), and the throttle lifted.
+(cgroup v1 blkio on the node: clusters/faults/io_throttle.py), and the throttle lifted.
 
 The daemon stays up and keeps answering, slowly: heartbeats and health checks that do not
 touch the disk say it is fine while its clients wait.
 
 Where the restore puts the daemon back is the fault ledger's record of the cgroup it came
-from (an absolute blkio path with no `..`: clusters.io_throttle.confined_origin), never a
+from (an absolute blkio path with no `..`: clusters.faults.io_throttle.confined_origin), never a
 path from the caller.
 """
 
@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from chaoslib.exceptions import ActivityFailed
 
-from clusters import io_throttle, services
+from clusters.access import services
+from clusters.access.inventory import Cluster, Service
 from clusters.exceptions import ClusterError, InvalidThrottle, RemoteCommandFailed
-from clusters.inventory import Cluster, Service
+from clusters.faults import io_throttle
 
 from .safety import (
     check_blast_radius,

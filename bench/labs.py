@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from clusters.inventory import Cluster, load_cluster, load_inventory
+from clusters.access.inventory import Cluster, load_cluster, load_inventory
 from clusters.paths import default_inventory
 
 REPO = Path(__file__).resolve().parents[1]

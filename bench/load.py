@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from clusters.inventory import Cluster
+from clusters.access.inventory import Cluster
 from lab import ceph_layout, swift_layout
 from loadgen.closedloop import ClosedLoop
 from loadgen.drivers import driver_for

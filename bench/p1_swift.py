@@ -39,7 +39,7 @@ from swiftclient.client import (
     get_container,
 )
 
-from clusters.credentials import swift_credentials
+from clusters.access.credentials import swift_credentials
 
 from . import labs
 from .load import write_then_read

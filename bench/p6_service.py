@@ -33,7 +33,7 @@ from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from bench.results import Row, arguments, fail, percentile, report
-from clusters.ceph_admin import CephState
+from clusters.ceph.admin import CephState
 from loadgen.samples import SampleRecorder
 from loadgen.verify import VerifyResult
 from loadgen.workload import OPS, Workload

@@ -67,7 +67,7 @@ class FaultLedgerError(ClusterError):
 
 
 class BlastRadiusExceeded(ClusterError):
-    """The guard refused a fault (clusters/guard.py); the message gives its reasoning."""
+    """The guard refused a fault (clusters/safety/guard.py); the message gives its reasoning."""
 
 
 class InvalidCorruption(ClusterError):

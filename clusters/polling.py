@@ -12,12 +12,12 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from .exceptions import ClusterError
+from clusters.exceptions import ClusterError
 
 T = TypeVar("T")
 
 # a fixed pause in seconds, or the pause after an ask that took the given seconds
-# (clusters.swift_admin.poll_pause keeps a costly poll to a share of the time)
+# (clusters.swift.admin.poll_pause keeps a costly poll to a share of the time)
 Interval = float | Callable[[float], float]
 
 

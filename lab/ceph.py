@@ -28,8 +28,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from clusters import inventory
-from clusters.ceph_admin import CephAdmin
+from clusters.access import inventory
+from clusters.ceph.admin import CephAdmin
 from clusters.paths import default_inventory
 
 from . import ceph_rgw, ceph_setup, disks, memcg, netns, procs, script, sshd, teardown, zones
@@ -117,7 +117,7 @@ def _stop_targets(lab: CephLab, daemons: list[str]) -> dict[Path, str | None]:
 
 
 def inventory_spec(lab: CephLab) -> dict[str, Any]:
-    """The lab as a cluster of the inventory (schema: clusters/inventory.py)."""
+    """The lab as a cluster of the inventory (schema: clusters/access/inventory.py)."""
     ssh = lab.ssh
     nodes = lab.nodes
     services: list[dict[str, Any]] = [
@@ -133,7 +133,7 @@ def inventory_spec(lab: CephLab) -> dict[str, Any]:
     return {
         "kind": "ceph",
         "lab": True,
-        "chaos": "allowed",  # a lab is made to take faults (clusters/protection.py)
+        "chaos": "allowed",  # a lab is made to take faults (clusters/safety/protection.py)
         "release": "pacific",
         "ssh": {"user": "root", "port": sshd.PORT, "key_file": str(ssh.client_key),
                 "known_hosts": str(ssh.known_hosts), "verify_host_keys": True},
@@ -145,7 +145,7 @@ def inventory_spec(lab: CephLab) -> dict[str, Any]:
         "services": services,
         "client": {"conf": str(lab.conf), "keyring": None, "pool": POOL,
                    "prometheus": PROMETHEUS_URL, **ceph_rgw.client_spec(lab)},
-        # where an OSD that actions.ceph_scale adds goes (clusters/ceph_scale.py): beside
+        # where an OSD that actions.ceph_scale adds goes (clusters/ceph/new_osd.py): beside
         # the lab's own, so the lab grows by one and shrinks back without a rebuild
         "scale": {"ceph_osd": {"image": str(lab.home / "disks" / "osd{id}.img"),
                                "mount": str(lab.home / "osd" / "ceph-{id}"),

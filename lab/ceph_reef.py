@@ -38,8 +38,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from clusters import inventory
-from clusters.ceph_admin import CephAdmin
+from clusters.access import inventory
+from clusters.ceph.admin import CephAdmin
 from clusters.paths import default_inventory
 from clusters.polling import poll_until
 
@@ -243,7 +243,7 @@ def inventory_spec(lab: ReefLab) -> dict[str, Any]:
     return {
         "kind": "ceph",
         "lab": True,
-        "chaos": "allowed",  # a lab is made to take faults (clusters/protection.py)
+        "chaos": "allowed",  # a lab is made to take faults (clusters/safety/protection.py)
         "release": RELEASE,
         "ssh": {"user": "root", "port": sshd.PORT, "key_file": str(lab.ssh.client_key),
                 "known_hosts": str(lab.ssh.known_hosts), "verify_host_keys": True},

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from clusters.ceph_admin import CephAdmin, CephState
+from clusters.ceph.admin import CephAdmin, CephState
 from clusters.exceptions import ClusterError
 
 from . import disks, netns

@@ -2,7 +2,7 @@
 node's daemons.
 
 Node K of a lab gets `/sys/fs/cgroup/memory/faultline-lab/<its netns>` (the inventory's
-memory_cgroup of the node, by which clusters/memory_hog.py and ceph_scale.py reach it) with
+memory_cgroup of the node, by which clusters/faults/memory_hog.py and ceph_scale.py reach it) with
 `memory.limit_in_bytes` set to the lab's NODE_MEMORY_MIB. Every daemon of the node is born
 in it: the start command the inventory records for it (`born_in`) first moves its own shell
 there, so a daemon (re)started later over SSH by a restore lands there too. A daemon
@@ -25,8 +25,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from clusters.inventory import Node
-from clusters.memory_hog import HOG_CGROUP, LAB_ROOT, MEMORY, stop_command
+from clusters.access.inventory import Node
+from clusters.faults.memory_hog import HOG_CGROUP, LAB_ROOT, MEMORY, stop_command
 
 from .exceptions import LabError
 from .netns import LabNode
@@ -101,7 +101,7 @@ def inventory_node(node: LabNode) -> Node:
 
 
 def _end_hog(node: LabNode) -> None:
-    """A memory hog nobody restored: ended as its restore would (clusters/memory_hog.py)."""
+    """A memory hog nobody restored: ended as its restore would (clusters/faults/memory_hog.py)."""
     subprocess.run(["sh", "-c", stop_command(inventory_node(node))], check=False,
                    capture_output=True, timeout=30)
 

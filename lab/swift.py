@@ -21,10 +21,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from clusters import inventory
+from clusters.access import inventory
 from clusters.paths import default_inventory
 from clusters.polling import poll_until
-from clusters.swift_admin import SwiftAdmin, answers_healthcheck
+from clusters.swift.admin import SwiftAdmin, answers_healthcheck
 
 from . import (
     disks,
@@ -160,7 +160,7 @@ def _wait_for(what: str, check, timeout: float) -> None:
 
 
 def inventory_spec(lab: SwiftLab) -> dict[str, Any]:
-    """The lab as a cluster of the inventory (schema: clusters/inventory.py)."""
+    """The lab as a cluster of the inventory (schema: clusters/access/inventory.py)."""
     ssh = lab.ssh
     services: list[dict[str, Any]] = []
     for node in lab.nodes:
@@ -174,7 +174,7 @@ def inventory_spec(lab: SwiftLab) -> dict[str, Any]:
     return {
         "kind": "swift",
         "lab": True,
-        "chaos": "allowed",  # a lab is made to take faults (clusters/protection.py)
+        "chaos": "allowed",  # a lab is made to take faults (clusters/safety/protection.py)
         "ssh": {"user": "root", "port": sshd.PORT, "key_file": str(ssh.client_key),
                 "known_hosts": str(ssh.known_hosts), "verify_host_keys": True},
         "nodes": [{"name": n.name, "address": n.address, "zone": f"zone{zone_of(n)}",

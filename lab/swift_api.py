@@ -12,7 +12,7 @@ import os
 import time
 import uuid
 
-from clusters.http import request
+from clusters.access.http import request
 
 from .exceptions import LabError, SwiftCallFailed
 

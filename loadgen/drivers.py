@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from clusters.credentials import swift_credentials
-from clusters.inventory import Cluster
+from clusters.access.credentials import swift_credentials
+from clusters.access.inventory import Cluster
 
 from .exceptions import DriverError
 from .openloop import container_names

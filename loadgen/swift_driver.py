@@ -32,7 +32,7 @@ import time
 import weakref
 from dataclasses import dataclass
 
-from clusters.credentials import SwiftCredentials
+from clusters.access.credentials import SwiftCredentials
 
 from .exceptions import DriverError
 from .openloop import Done

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 from urllib.parse import quote, urlsplit
 
-from clusters.credentials import SwiftCredentials
+from clusters.access.credentials import SwiftCredentials
 
 log = logging.getLogger(__name__)
 

@@ -6,8 +6,8 @@ import time
 
 from chaoslib.exceptions import ActivityFailed
 
-from clusters.ceph_admin import CephAdmin, CephState
-from clusters.config import cluster_from_configuration
+from clusters.access.config import cluster_from_configuration
+from clusters.ceph.admin import CephAdmin, CephState
 from clusters.exceptions import ClusterError
 
 __all__ = ["health_ok", "wait_for_health_ok", "degraded_objects", "cluster_state"]

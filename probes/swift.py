@@ -1,5 +1,5 @@
 """Swift health, redundancy and replication probes for Chaos Toolkit, read through recon,
-dispersion reports and the rings (clusters/swift_admin.py)."""
+dispersion reports and the rings (clusters/swift/admin.py)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,12 @@ import time
 
 from chaoslib.exceptions import ActivityFailed
 
-from clusters import swift_scaling
-from clusters.config import cluster_from_configuration
+from clusters.access.config import cluster_from_configuration
 from clusters.exceptions import ClusterError
 from clusters.polling import PollTimeout, poll_until
-from clusters.swift_admin import SwiftAdmin, SwiftState, poll_pause
+from clusters.swift import scale_steps
+from clusters.swift.admin import SwiftAdmin, poll_pause
+from clusters.swift.state import SwiftState
 
 __all__ = ["healthy", "cluster_state", "dispersion", "handoff_partitions", "replication_age",
            "recon", "wait_for_replication_caught_up", "wait_for_data_moved"]
@@ -143,7 +144,7 @@ def wait_for_data_moved(timeout_s: float = 600, configuration: dict = None) -> d
     last ring push (the newest ring file's time) until then; fails after timeout_s."""
     try:
         cluster = cluster_from_configuration(configuration)
-        pushed = swift_scaling.last_push(cluster)
-        return swift_scaling.wait_until_moved(cluster, pushed, timeout_s)
+        pushed = scale_steps.last_push(cluster)
+        return scale_steps.wait_until_moved(cluster, pushed, timeout_s)
     except ClusterError as exc:
         raise ActivityFailed(str(exc)) from None

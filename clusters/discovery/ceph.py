@@ -19,11 +19,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..ceph_admin import CephAdmin
-from ..exceptions import AdminCommandFailed
-from ..services import PROGRAMS
-from .draft import TODO, DraftCluster, Entry
-from .reach import GUESSED_UNITS, UNKNOWN_BMCS, Daemon, Reach, managed, ssh_entry
+from clusters.access.services import PROGRAMS
+from clusters.ceph.admin import CephAdmin
+from clusters.discovery.draft import TODO, DraftCluster, Entry
+from clusters.discovery.reach import GUESSED_UNITS, UNKNOWN_BMCS, Daemon, Reach, managed, ssh_entry
+from clusters.exceptions import AdminCommandFailed
 
 # the units of Debian's and Ubuntu's ceph packages, when nothing better is known
 PACKAGE_UNITS = {"osd": "ceph-osd@{id}", "mon": "ceph-mon@{id}", "mgr": "ceph-mgr@{id}",

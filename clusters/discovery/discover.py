@@ -7,13 +7,13 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
-from ..ceph_admin import CephAdmin
-from ..exceptions import InventoryError
-from .ceph import CephSource, ceph_draft, read_ceph_facts
-from .draft import DraftCluster
-from .reach import Reach, check_reach
-from .rings import read_rings, ring_files
-from .swift import SwiftSource, swift_draft
+from clusters.ceph.admin import CephAdmin
+from clusters.discovery.ceph import CephSource, ceph_draft, read_ceph_facts
+from clusters.discovery.draft import DraftCluster
+from clusters.discovery.reach import Reach, check_reach
+from clusters.discovery.rings import read_rings, ring_files
+from clusters.discovery.swift import SwiftSource, swift_draft
+from clusters.exceptions import InventoryError
 
 
 def discover_ceph(source: CephSource, reach: Reach, name: str, client_id: str | None = None,

@@ -1,7 +1,7 @@
 """A discovered cluster before it is written: inventory entries, each with where it came
 from and what a person must still check.
 
-The inventory loader (clusters/inventory.py) reads the entries' values; the source and
+The inventory loader (clusters/access/inventory.py) reads the entries' values; the source and
 the TODOs become the YAML comments beside them (clusters/discovery/render.py).
 """
 
@@ -38,7 +38,7 @@ class DraftCluster:
     def spec(self) -> dict[str, Any]:
         """The cluster as the inventory file holds it."""
         # a cluster found by discovery is someone's real cluster: it takes no fault until a
-        # person says so (clusters/protection.py)
+        # person says so (clusters/safety/protection.py)
         spec: dict[str, Any] = {"kind": self.kind, "chaos": "protected"}
         if self.ssh.value:
             spec["ssh"] = self.ssh.value

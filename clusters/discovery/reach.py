@@ -23,8 +23,8 @@ import string
 from dataclasses import dataclass
 from typing import Any
 
-from ..exceptions import InventoryError
-from .draft import TODO, Entry
+from clusters.discovery.draft import TODO, Entry
+from clusters.exceptions import InventoryError
 
 PLAIN_FIELD = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@:-]*")
 DAEMON_FIELDS = ("name", "kind", "id", "entity", "node", "program", "fsid")

@@ -1,6 +1,6 @@
 """Write a discovered cluster as a commented inventory file for a person to review.
 
-Each entry is one YAML flow mapping (as in clusters/inventory.py's own example) under a
+Each entry is one YAML flow mapping (as in clusters/access/inventory.py's own example) under a
 comment saying where it came from and, marked TODO, what is left to check. PyYAML writes
 every value; this module only lays out the lines and the comments. The text is read
 back with the inventory loader before it is returned: a file it could not load is never
@@ -14,9 +14,9 @@ from datetime import UTC, datetime
 
 import yaml
 
-from ..exceptions import InventoryError
-from ..inventory import parse_inventory
-from .draft import TODO, DraftCluster, Entry
+from clusters.access.inventory import parse_inventory
+from clusters.discovery.draft import TODO, DraftCluster, Entry
+from clusters.exceptions import InventoryError
 
 WIDTH = 100
 PROTECTED_NOTE = ("protected: this cluster takes no fault (probes, restores and heals still "

@@ -1,7 +1,7 @@
 """Read Swift ring files with Swift's own reader (`RingData.load`), in a child process.
 
 Importing Swift swaps the logging module's locks for eventlet's (see
-clusters/swift_ring.py), so the rings are loaded by `python -m clusters.discovery.rings
+clusters/swift/ring.py), so the rings are loaded by `python -m clusters.discovery.rings
 FILE...`, which prints their devices and replica counts as JSON.
 """
 
@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..exceptions import InventoryError
+from clusters.exceptions import InventoryError
 
 # object.ring.gz, container.ring.gz, account.ring.gz, object-1.ring.gz (a storage policy)
 RING_FILE = re.compile(r"^(object|container|account)(-\d+)?\.ring\.gz$")
@@ -61,7 +61,7 @@ def read_rings(files: list[Path], timeout_s: float = 60.0) -> dict[str, dict[str
 def _dump(files: list[str]) -> dict[str, dict[str, Any]]:
     from swift.common.ring import RingData
 
-    from clusters.ring_files import forbid_pickle
+    from clusters.swift.ring_files import forbid_pickle
 
     forbid_pickle()
     rings = {}

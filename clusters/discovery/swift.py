@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .draft import TODO, DraftCluster, Entry
-from .reach import (
+from clusters.discovery.draft import TODO, DraftCluster, Entry
+from clusters.discovery.reach import (
     GUESSED_UNITS,
     UNKNOWN_BMCS,
     Daemon,

@@ -3,7 +3,7 @@ cgroup left), written beside the restore's arguments, which from now on say only
 to undo, so a restore reads what to undo from the ledger and never from an experiment.
 
 Rows written before keep their record among their arguments; the ledger reads them so
-(clusters.fault_ledger.FaultEntry.read), so nothing is moved here. The downgrade merges each
+(clusters.safety.fault_ledger.FaultEntry.read), so nothing is moved here. The downgrade merges each
 record back into its arguments, as the code before this revision reads them, so a fault
 still outstanding can be healed after it.
 

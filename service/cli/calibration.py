@@ -7,7 +7,7 @@ import json
 
 import click
 
-from clusters.inventory import load_cluster
+from clusters.access.inventory import load_cluster
 from clusters.paths import default_inventory
 from loadgen.workload import parse_workload
 from service.experiments.preflight import default_api

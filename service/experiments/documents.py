@@ -16,7 +16,7 @@ from chaoslib.exceptions import ChaosException
 from chaoslib.experiment import ensure_experiment_is_valid, run_experiment
 from chaoslib.loader import load_experiment
 
-from clusters.inventory import Cluster, load_cluster
+from clusters.access.inventory import Cluster, load_cluster
 from clusters.paths import default_cluster, default_inventory
 
 from .allowlist import CONTROL_MODULE

@@ -6,7 +6,7 @@ guard's terms (OSDs for Ceph, "<ring>:<node>/<device>" keys for Swift, as
 actions.safety.taken_down works them out from the inventory) and how it is restored.
 Static: from the experiment and the inventory only, no call to the cluster (which may be
 busy with another run's fault). The live judgement is the guard's, when the fault action
-runs (clusters/guard.py): it refuses a fault that would leave data unavailable or on its
+runs (clusters/safety/guard.py): it refuses a fault that would leave data unavailable or on its
 last copy.
 """
 
@@ -16,15 +16,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from actions.safety import taken_down
-from clusters.cpu_hog import cpu_hog
+from clusters.access.inventory import Cluster, Disk, Node
 from clusters.exceptions import ClusterError
-from clusters.inventory import Cluster, Disk, Node
-from clusters.io_throttle import LIMITS, throttle_of
-from clusters.link_faults import link_fault
-from clusters.memory_hog import RESERVE_MIB as MEMORY_RESERVE_MIB
-from clusters.memory_hog import check as check_memory_hog
-from clusters.power import controller_of
-from clusters.swift_scale import scale_device
+from clusters.faults.cpu_hog import cpu_hog
+from clusters.faults.io_throttle import LIMITS, throttle_of
+from clusters.faults.link_faults import link_fault
+from clusters.faults.memory_hog import RESERVE_MIB as MEMORY_RESERVE_MIB
+from clusters.faults.memory_hog import check as check_memory_hog
+from clusters.faults.power import controller_of
+from clusters.swift.new_device import scale_device
 
 GUARD_NOTE = ("Before injecting, the guard checks what the fault takes down against where "
               "the copies are and what is down already, and refuses it if data would be left "

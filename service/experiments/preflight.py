@@ -6,7 +6,7 @@ conditions, what to do if the baseline does not hold, the load API and its crede
 (authenticated, nothing written), SSH to every node that runs a service, and the arguments
 of Faultline's own actions (an unknown server, OSD or node), so a bad input changes
 nothing: no run row, no load, no fault. Right after the allow-list: a fault on a cluster
-whose inventory does not say `chaos: allowed` (clusters.protection) is refused.
+whose inventory does not say `chaos: allowed` (clusters.safety.protection) is refused.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from typing import Any
 
 from chaoslib.exceptions import ActivityFailed
 
-from clusters.inventory import Cluster
-from clusters.preflight import check_nodes_reachable
-from clusters.protection import check_fault_allowed
+from clusters.access.inventory import Cluster
+from clusters.access.preflight import check_nodes_reachable
+from clusters.safety.protection import check_fault_allowed
 from loadgen.drivers import driver_for
 from loadgen.workload import Workload, parse_workload
 from service.results.capacity import capacity_plan, run_settings

@@ -44,8 +44,8 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from clusters.access.inventory import load_inventory
 from clusters.exceptions import InventoryError
-from clusters.inventory import load_inventory
 from clusters.paths import default_cluster, default_inventory
 from loadgen.exceptions import WorkloadError
 from loadgen.workload import parse_workload

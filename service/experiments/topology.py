@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from clusters.inventory import Cluster
+from clusters.access.inventory import Cluster
 
 from .fault_scope import FaultScope, fault_scopes
 

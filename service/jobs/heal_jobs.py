@@ -9,7 +9,7 @@ from typing import Any
 
 import procrastinate
 
-from clusters.inventory import load_cluster
+from clusters.access.inventory import load_cluster
 from clusters.paths import default_inventory
 
 from .exceptions import HealJobNotFound

@@ -1,8 +1,8 @@
 """A cluster's live health, asked with a short deadline, for the dashboard.
 
-Ceph: the monitors' `status` (clusters.ceph_admin: health, OSDs up/in, PGs active+clean,
+Ceph: the monitors' `status` (clusters.ceph.admin: health, OSDs up/in, PGs active+clean,
 degraded and misplaced objects). Swift: every storage server's healthcheck and recon
-(clusters.swift_admin: servers down, devices unmounted, async pendings, disk usage, the
+(clusters.swift.admin: servers down, devices unmounted, async pendings, disk usage, the
 age of the last replication pass) and the proxy's healthcheck; the dispersion report
 (about a second of CPU, a minute on a sick cluster) and the handoff listing (SSH to every
 node) are left to the runs' sampler.
@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
-from clusters.inventory import Cluster
+from clusters.access.inventory import Cluster
 
 DEADLINE_S = 8.0
 
@@ -59,7 +59,7 @@ def _ask(cluster: Cluster, timeout_s: float) -> tuple[str, str, dict[str, Any]]:
 def _ceph(cluster: Cluster, timeout_s: float) -> tuple[str, str, dict[str, Any]]:
     import rados  # python-rados, only where it is needed
 
-    from clusters.ceph_admin import CephAdmin
+    from clusters.ceph.admin import CephAdmin
 
     try:
         admin = CephAdmin.for_cluster(cluster, timeout=timeout_s)
@@ -72,7 +72,7 @@ def _ceph(cluster: Cluster, timeout_s: float) -> tuple[str, str, dict[str, Any]]
 
 
 def _swift(cluster: Cluster, timeout_s: float) -> tuple[str, str, dict[str, Any]]:
-    from clusters.swift_admin import SwiftAdmin
+    from clusters.swift.admin import SwiftAdmin
 
     with SwiftAdmin(cluster, timeout=timeout_s) as admin:
         nodes = admin.recon()

@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from clusters.inventory import load_inventory
+from clusters.access.inventory import load_inventory
 from clusters.paths import state_dir
 from lab import procs
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector, CollectorRegistry
 
-from clusters.inventory import Cluster
+from clusters.access.inventory import Cluster
 
 from .cluster_health import cluster_health
 

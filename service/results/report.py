@@ -226,8 +226,9 @@ def memory_lines(kind: str, output: dict[str, Any]) -> list[str]:
 
 
 def daemon_outcome_lines(outcomes: list[dict[str, Any]]) -> list[str]:
-    """What a process fault's restore found (clusters.supervision): when a crashed daemon came
-    back and how often it was restarted, a supervised daemon kept down, a broken `down`."""
+    """What a process fault's restore found (clusters.faults.supervision): when a crashed
+    daemon came back and how often it was restarted, a supervised daemon kept down, a broken
+    `down`."""
     lines = []
     for o in outcomes:
         name, intent, supervisor = o.get("daemon"), o.get("intent"), o.get("supervisor")

@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from clusters.ceph_admin import is_clean
+from clusters.ceph.admin import is_clean
 from loadgen.samples import merge_histograms
 from service.store.models import ClusterSample, Event, LoadSample, Run
 
@@ -103,7 +103,7 @@ def _seconds(session: Session, run_id: int, since: float | None
 
 def cluster_point(t: float, health: str, state: dict[str, Any]) -> dict[str, Any]:
     """One cluster sample as the recovery chart draws it (the sampler's keys,
-    service/runs/sampler.py: clusters.ceph_admin.CephState / clusters.swift_admin.SwiftState)."""
+    service/runs/sampler.py: clusters.ceph.admin.CephState / clusters.swift.state.SwiftState)."""
     pgs = state.get("pgs_by_state")
     return {"t": round(t, 2), "health": health,
             # Ceph

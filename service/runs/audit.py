@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from clusters.inventory import load_cluster
+from clusters.access.inventory import load_cluster
 from clusters.paths import default_inventory
 from loadgen.drivers import driver_for
 from loadgen.payload import PayloadSource

@@ -24,7 +24,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from clusters.inventory import Cluster
+from clusters.access.inventory import Cluster
 from loadgen.drivers import driver_for
 from loadgen.stages import StageRunner
 from loadgen.workload import Workload

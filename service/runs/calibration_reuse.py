@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from clusters.inventory import Cluster
+from clusters.access.inventory import Cluster
 
 # what makes an operation cost what it costs: a calibration that matches these gives a
 # relative rate its ops/s

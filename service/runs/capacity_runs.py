@@ -22,7 +22,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from clusters.inventory import Cluster
+from clusters.access.inventory import Cluster
 from loadgen.workload import Workload
 from service.results import capacity_change
 from service.results.capacity import Settings, capacity_plan

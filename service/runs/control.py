@@ -46,7 +46,7 @@ from typing import Any
 
 from chaoslib.exceptions import InterruptExecution
 
-from clusters.config import cluster_from_configuration
+from clusters.access.config import cluster_from_configuration
 from loadgen.cpu import CpuMark
 from loadgen.drivers import driver_for
 from loadgen.metrics import DriverMetrics
@@ -112,7 +112,7 @@ class RunControl:
         self.validity: dict[str, Any] | None = None  # the baseline's verdict
         self._cpu_mark: CpuMark | None = None  # the generator's CPU from the load's start
         self.heartbeat: Heartbeat | None = None
-        # what the restores found of the process faults (clusters.supervision): a crashed
+        # what the restores found of the process faults (clusters.faults.supervision): a crashed
         # daemon's return, a daemon meant to stay down that came back
         self.daemon_outcomes: list[dict[str, Any]] = []
 

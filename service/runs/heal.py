@@ -6,9 +6,9 @@ inventory) it was injected into; only functions under `actions.` are ever called
 the ledger may be edited by hand or come from another machine's database. The replayed
 arguments say only which fault; the restore reads what to undo from the entry's record and
 checks it against the inventory (an entry of before the record is read with it moved out of
-its arguments: clusters.fault_ledger.FaultEntry.read).
+its arguments: clusters.safety.fault_ledger.FaultEntry.read).
 
-`heal` works on the ledger this process has installed (clusters.fault_ledger);
+`heal` works on the ledger this process has installed (clusters.safety.fault_ledger);
 `heal_everywhere`, what the CLI uses, on the database's ledger and then on this machine's
 ledger file, where faults injected outside the service are written down.
 """
@@ -22,8 +22,8 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from clusters import fault_ledger
-from clusters.fault_ledger import FaultEntry, FileLedger
+from clusters.safety import fault_ledger
+from clusters.safety.fault_ledger import FaultEntry, FileLedger
 from service.store.fault_ledger import PgFaultLedger, database_ledger
 
 from .exceptions import HealError
@@ -121,7 +121,7 @@ def format_result(result: dict[str, Any]) -> str:
 
 
 def _restore(entry: FaultEntry, inventory: str | None) -> dict[str, Any]:
-    # An empty inventory makes clusters.config fall back to the default one.
+    # An empty inventory makes clusters.access.config fall back to the default one.
     configuration = {"faultline_cluster": entry.cluster, "faultline_inventory": inventory or ""}
     try:
         func = restore_function(entry.restore)

@@ -15,9 +15,9 @@ from typing import Any
 
 from chaoslib.exceptions import InterruptExecution
 
-from clusters import fault_ledger
-from clusters.config import cluster_from_configuration
+from clusters.access.config import cluster_from_configuration
 from clusters.exceptions import ClusterError, ProtectedCluster
+from clusters.safety import fault_ledger
 from loadgen.exceptions import LoadError
 from service.experiments.preflight import PreflightError
 from service.jobs.cluster_lock import ClusterBusy, ClusterLock

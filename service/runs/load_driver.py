@@ -23,7 +23,7 @@ import uuid
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from clusters.inventory import load_cluster
+from clusters.access.inventory import load_cluster
 from clusters.paths import default_inventory
 from clusters.polling import poll_until
 from loadgen.drivers import driver_for

@@ -27,7 +27,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from clusters.fault_ledger import FaultEntry, FileLedger
+from clusters.safety.fault_ledger import FaultEntry, FileLedger
 from service.accounts import audit
 from service.jobs.cluster_lock import ClusterLock
 from service.jobs.exceptions import ClusterBusy

@@ -2,7 +2,7 @@
 that service.runs.orphan_heal acts on, kept apart so that it can be read and tested alone.
 
 A fault is an orphan when nothing alive can still be holding it:
-- its injecting process died on this host (clusters.fault_ledger.orphaned), or
+- its injecting process died on this host (clusters.safety.fault_ledger.orphaned), or
 - its run is closed (interrupted, failed, ...: no status of a live run), which is how a
   process on another host is known dead: the reaper closes its run once its heartbeat is
   STALE_AFTER_S old (service.runs.reaper).
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from clusters.fault_ledger import FaultEntry
+from clusters.safety.fault_ledger import FaultEntry
 
 LIVE_STATUSES = ("queued", "running")
 

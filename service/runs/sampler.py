@@ -20,10 +20,11 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from clusters.ceph_admin import CephAdmin
+from clusters.access.inventory import Cluster
+from clusters.ceph.admin import CephAdmin
 from clusters.exceptions import ClusterError
-from clusters.inventory import Cluster
-from clusters.swift_admin import Dispersion, SwiftAdmin, poll_pause
+from clusters.swift.admin import SwiftAdmin, poll_pause
+from clusters.swift.state import Dispersion
 
 log = logging.getLogger(__name__)
 

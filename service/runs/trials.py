@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 import probes.ceph
 import probes.swift
-from clusters.inventory import load_cluster
+from clusters.access.inventory import load_cluster
 from clusters.paths import default_inventory
 from service.experiments import documents as experiments
 from service.experiments.repeats import not_recorded, repeat

@@ -1,5 +1,5 @@
 """The fault ledger in PostgreSQL (table `faults`): the backend the service installs in
-clusters.fault_ledger, so every worker and `faultline heal` see the same faults.
+clusters.safety.fault_ledger, so every worker and `faultline heal` see the same faults.
 
 Each call is its own short transaction, committed before it returns: a fault must be on
 disk before it is injected, whatever the run's own sessions are doing.
@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from clusters.fault_ledger import FaultEntry, set_backend
+from clusters.safety.fault_ledger import FaultEntry, set_backend
 
 from .models import FaultRecord
 
@@ -23,7 +23,7 @@ FIELDS = ("id", "cluster", "key", "description", "restore", "arguments", "inject
 
 class PgFaultLedger:
     """Faults as rows of `faults`. `run_id`, when set, is stamped on every fault recorded
-    through clusters.fault_ledger.record, linking it to the run that injected it."""
+    through clusters.safety.fault_ledger.record, linking it to the run that injected it."""
 
     def __init__(self, sessions: sessionmaker[Session], run_id: int | None = None) -> None:
         self.sessions = sessions

@@ -197,7 +197,8 @@ class Alert(Base):
 
 class FaultRecord(Base):
     """A fault written down before it was injected and not restored yet (the service's
-    backend of clusters.fault_ledger; one row per clusters.fault_ledger.FaultEntry)."""
+    backend of clusters.safety.fault_ledger; one row per
+    clusters.safety.fault_ledger.FaultEntry)."""
 
     __tablename__ = "faults"
     __table_args__ = (Index("ix_faults_cluster_key", "cluster", "key"),)

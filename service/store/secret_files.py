@@ -11,8 +11,8 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
+from clusters.access.private_files import open_to_others
 from clusters.paths import state_dir
-from clusters.private_files import open_to_others
 
 from .exceptions import InsecureSecretFile
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from clusters.inventory import Cluster, load_cluster, load_inventory
+from clusters.access.inventory import Cluster, load_cluster, load_inventory
+from clusters.faults.power import controller_of
 from clusters.paths import default_inventory
-from clusters.power import controller_of
 
 SECRET_WORDS = ("key", "secret", "password", "passwd", "passphrase", "token", "credential")
 

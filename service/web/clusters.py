@@ -13,9 +13,9 @@ from typing import Any
 
 from flask import Blueprint, Flask, abort, jsonify, render_template
 
+from clusters.access.inventory import Cluster
 from clusters.exceptions import InventoryError
-from clusters.inventory import Cluster
-from clusters.power import controller_of
+from clusters.faults.power import controller_of
 from service.monitoring.cluster_health import cluster_health
 
 from .context import clusters, inventory

@@ -21,7 +21,7 @@ from flask import Flask, current_app
 from flask_login import current_user
 from sqlalchemy.orm import Session, sessionmaker
 
-from clusters.inventory import Cluster, load_inventory
+from clusters.access.inventory import Cluster, load_inventory
 from clusters.paths import default_inventory
 from service.accounts.roles import role_at_least
 from service.experiments.catalogue import DEFAULT_DIR

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import rados
 
-from clusters.ceph_admin import CephAdmin
-from clusters.credentials import swift_credentials
-from clusters.http import request as _http
-from clusters.inventory import Cluster
+from clusters.access.credentials import swift_credentials
+from clusters.access.http import request as _http
+from clusters.access.inventory import Cluster
+from clusters.ceph.admin import CephAdmin
 from clusters.paths import default_inventory
-from clusters.swift_admin import SwiftAdmin
+from clusters.swift.admin import SwiftAdmin
 
 REPO = Path(__file__).resolve().parents[2]
 

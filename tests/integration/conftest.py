@@ -24,9 +24,9 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import sessionmaker
 from web_login import SECRET, log_in
 
-from clusters import fault_ledger
-from clusters.inventory import load_cluster
+from clusters.access.inventory import load_cluster
 from clusters.paths import default_inventory
+from clusters.safety import fault_ledger
 from lab import ceph as ceph_lab
 from lab import ceph_reef
 from lab import swift as swift_lab

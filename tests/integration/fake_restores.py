@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from clusters.fault_ledger import FaultEntry
+from clusters.safety.fault_ledger import FaultEntry
 
 MODULE = "actions.fake_restore"
 UNREACHABLE = "node2 (10.0.0.2:22) is unreachable"

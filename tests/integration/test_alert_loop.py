@@ -15,7 +15,7 @@ from catalogue import ceph_osds_up, swift_fault_seen, wait_for
 from short_runs import shortened
 from sqlalchemy import func, select
 
-from clusters.inventory import load_cluster
+from clusters.access.inventory import load_cluster
 from clusters.paths import default_inventory
 from service.store.fault_ledger import PgFaultLedger
 from service.store.models import Alert, Run

@@ -10,8 +10,8 @@ import pytest
 from sqlalchemy import create_engine, func, select
 from sqlalchemy.orm import Session
 
-from clusters import link_faults
-from clusters.ceph_admin import CephAdmin
+from clusters.ceph.admin import CephAdmin
+from clusters.faults import link_faults
 from service.store.models import Run
 
 REPO = Path(__file__).resolve().parents[2]

@@ -12,7 +12,7 @@ import yaml
 from sqlalchemy import create_engine, func, select
 from sqlalchemy.orm import Session
 
-from clusters import services
+from clusters.access import services
 from clusters.paths import default_inventory
 from service.store.models import Run
 

@@ -26,8 +26,8 @@ import pytest
 from short_runs import short_experiment
 from sqlalchemy import select
 
-from clusters import services
-from clusters.ceph_admin import CephAdmin
+from clusters.access import services
+from clusters.ceph.admin import CephAdmin
 from service.results.baseline import EXPECTED_CHECKS
 from service.store.models import Event, Run
 

@@ -12,7 +12,7 @@ from short_runs import shortened
 from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
 
-from clusters.ceph_admin import CephAdmin
+from clusters.ceph.admin import CephAdmin
 from service.store.models import Event, LedgerEntry, Run
 
 REPO = Path(__file__).resolve().parents[2]

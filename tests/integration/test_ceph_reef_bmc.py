@@ -1,6 +1,6 @@
 """Power through a BMC on the Reef lab: each node's simulated BMC (lab/bmc.py, `ipmi_sim`)
 cuts and restores its container's power, driven by `ipmitool -I lanplus -C 3` from the
-power actions (clusters/power.py). The lab comes up once for the session (conftest's
+power actions (clusters/faults/power.py). The lab comes up once for the session (conftest's
 reef_cluster, shared with test_ceph_reef_lab.py)."""
 
 from __future__ import annotations
@@ -18,10 +18,11 @@ from catalogue import wait_for
 from test_ceph_reef_lab import CONFIGURATION, REPO
 
 from actions.power import power_off_node, power_on_node
-from clusters import fault_ledger, power
-from clusters.ceph_admin import CephAdmin
-from clusters.inventory import Cluster
+from clusters.access.inventory import Cluster
+from clusters.ceph.admin import CephAdmin
+from clusters.faults import power
 from clusters.paths import default_inventory
+from clusters.safety import fault_ledger
 from lab import ceph_reef, ceph_setup, nspawn
 
 pytestmark = pytest.mark.lab

@@ -24,9 +24,9 @@ from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
 
 from actions.ceph import kill_osd, start_osd
-from clusters import supervision
-from clusters.ceph_admin import CephAdmin
-from clusters.inventory import Cluster
+from clusters.access.inventory import Cluster
+from clusters.ceph.admin import CephAdmin
+from clusters.faults import supervision
 from lab import ceph_reef, ceph_setup
 from service.store.models import Run
 

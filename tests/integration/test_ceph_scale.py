@@ -12,10 +12,12 @@ from catalogue import CephObjects, killed_after, wait_for
 from chaoslib.exceptions import ActivityFailed
 
 from actions import ceph_scale
-from clusters import ceph_osd_map, fault_ledger, services
-from clusters.ceph_admin import CephAdmin
-from clusters.inventory import load_cluster
+from clusters.access import services
+from clusters.access.inventory import load_cluster
+from clusters.ceph import osd_map
+from clusters.ceph.admin import CephAdmin
 from clusters.paths import default_inventory
+from clusters.safety import fault_ledger
 from lab import disks
 
 pytestmark = pytest.mark.lab
@@ -28,7 +30,7 @@ def _osd_ids(cluster) -> list[int]:
 
 def _pgs_on(cluster, osd_id: int) -> int:
     with CephAdmin.for_cluster(cluster) as admin:
-        return ceph_osd_map.pgs_on(admin, osd_id)
+        return osd_map.pgs_on(admin, osd_id)
 
 
 def _place(cluster, osd_id: int) -> tuple[str | None, str | None, bool, bool]:

@@ -22,9 +22,11 @@ from catalogue import (
 from actions import ceph as ceph_actions
 from actions import cpu, disk, fill, network, power, throttle
 from actions import swift as swift_actions
-from clusters import cpu_hog, fault_ledger, io_throttle, link_faults, services
+from clusters.access import services
+from clusters.access.ssh import run_on_node
+from clusters.faults import cpu_hog, io_throttle, link_faults
 from clusters.paths import default_inventory
-from clusters.ssh import run_on_node
+from clusters.safety import fault_ledger
 from probes import ceph as ceph_probes
 from probes import swift as swift_probes
 
@@ -72,7 +74,7 @@ SYSTEMS = {
 }
 # make test runs each mechanism once; the rest of the matrix is in the full selection.
 # A second disk failure, restored as a replaced disk: fail-disk already covers the class;
-# power goes through one controller (clusters/power.py) for both systems: Ceph's zone in
+# power goes through one controller (clusters/faults/power.py) for both systems: Ceph's zone in
 # make test, and the Reef lab's node through its BMC; a partition is one nftables rule
 # set for either system (Swift's in make test); a hang is SIGSTOP of a daemon (Ceph's
 # here and in test_a_hung_osd_stays_stopped_until_resumed_and_heal_resumes_it)

@@ -19,11 +19,12 @@ from catalogue import wait_for
 from chaoslib.exceptions import ActivityFailed
 
 from actions import corrupt
-from clusters import fault_ledger, replica_ceph, replica_swift
-from clusters.ceph_admin import CephAdmin, is_clean
-from clusters.corruption import Corruption, parse_replica_state, swift_replica_state_command
+from clusters.access.ssh import run_on_node
+from clusters.ceph.admin import CephAdmin, is_clean
+from clusters.faults import replica_ceph, replica_swift
+from clusters.faults.corruption import Corruption, parse_replica_state, swift_replica_state_command
 from clusters.paths import default_inventory
-from clusters.ssh import run_on_node
+from clusters.safety import fault_ledger
 from probes import ceph as ceph_probes
 
 pytestmark = pytest.mark.lab

@@ -14,8 +14,10 @@ from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
 
 from actions import memory
-from clusters import fault_ledger, memory_hog, services
+from clusters.access import services
+from clusters.faults import memory_hog
 from clusters.paths import default_inventory
+from clusters.safety import fault_ledger
 from probes import ceph as ceph_probes
 from probes import swift as swift_probes
 from service.store.models import Run

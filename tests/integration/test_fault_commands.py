@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from clusters import disk_faults, firewall
-from clusters.inventory import Disk
+from clusters.access.inventory import Disk
+from clusters.faults import disk_faults, firewall
 from lab import disks
 
 

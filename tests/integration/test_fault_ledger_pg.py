@@ -11,7 +11,7 @@ from factories import make_run
 from fake_restores import UNREACHABLE, dead_pid, fault, install, unique_cluster
 from sqlalchemy import create_engine, delete, make_url, select, text
 
-from clusters import fault_ledger
+from clusters.safety import fault_ledger
 from service.runs.heal import heal, heal_orphans
 from service.store import db
 from service.store.fault_ledger import PgFaultLedger, database_ledger, use_database_ledger

@@ -19,10 +19,12 @@ from sqlalchemy import create_engine, func, select
 from sqlalchemy.orm import sessionmaker
 
 from actions import power
-from clusters import fault_ledger, firewall, services
-from clusters import power as node_power
-from clusters.inventory import load_cluster
+from clusters.access import services
+from clusters.access.inventory import load_cluster
+from clusters.faults import firewall
+from clusters.faults import power as node_power
 from clusters.paths import default_inventory
+from clusters.safety import fault_ledger
 from probes import ceph as ceph_probes
 from probes import swift as swift_probes
 from service.store.fault_ledger import PgFaultLedger

@@ -11,12 +11,12 @@ import re
 
 import pytest
 
-from clusters.blast_radius import Verdict
-from clusters.ceph_admin import CephAdmin
+from clusters.ceph.admin import CephAdmin
 from clusters.exceptions import BlastRadiusExceeded
-from clusters.guard import ceph_osds_on_nodes, check_ceph, check_swift, swift_keys_on_nodes
-from clusters.placement import ceph_placement, swift_down, swift_placement
-from clusters.swift_admin import SwiftAdmin
+from clusters.safety.blast_radius import Verdict
+from clusters.safety.guard import ceph_osds_on_nodes, check_ceph, check_swift, swift_keys_on_nodes
+from clusters.safety.placement import ceph_placement, swift_down, swift_placement
+from clusters.swift.admin import SwiftAdmin
 
 pytestmark = pytest.mark.lab
 

@@ -14,7 +14,7 @@ from factories import make_run
 from fake_restores import UNREACHABLE, dead_pid, fault, install, unique_cluster
 from sqlalchemy import delete
 
-from clusters.fault_ledger import FileLedger
+from clusters.safety.fault_ledger import FileLedger
 from service.experiments import documents as experiments
 from service.store.fault_ledger import PgFaultLedger
 from service.store.models import FaultRecord, Run

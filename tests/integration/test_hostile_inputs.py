@@ -25,8 +25,8 @@ from factories import delete_made_by, make_run
 from sqlalchemy import delete, func, select, text
 from web_login import SECRET, csrf_token, log_in
 
-from clusters import fault_ledger
 from clusters.paths import default_inventory
+from clusters.safety import fault_ledger
 from service.experiments import abort_conditions
 from service.monitoring import embedded
 from service.results.comparison import MAX_COMPARED_RUNS

@@ -17,7 +17,7 @@ from catalogue import wait_for
 from short_runs import pause, short_experiment
 from sqlalchemy import select
 
-from clusters.ceph_admin import CephAdmin
+from clusters.ceph.admin import CephAdmin
 from service.jobs import run_jobs as run_queue
 from service.jobs.app import make_app
 from service.runs import heal

@@ -17,7 +17,7 @@ import pytest
 from sqlalchemy import func, select
 
 from actions import disk
-from clusters import fault_ledger
+from clusters.safety import fault_ledger
 from service.store.models import UploadedExperiment
 
 REPO = Path(__file__).resolve().parents[2]

@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from clusters.access.host_keys import tofu_known_hosts
+from clusters.access.inventory import Node, SshAccess
+from clusters.access.ssh import run_on_node
 from clusters.exceptions import HostKeyMismatch, InsecureSecretFile
-from clusters.host_keys import tofu_known_hosts
-from clusters.inventory import Node, SshAccess
-from clusters.ssh import run_on_node
 
 SSHD = "/usr/sbin/sshd"
 PRIVSEP_DIR = Path("/run/sshd")  # sshd refuses to start without it (lab/sshd.py makes it too)
@@ -131,7 +131,7 @@ def test_an_unknown_host_key_is_refused(sshd, tmp_path):
 def test_trust_on_first_use_records_the_key_once_and_refuses_a_changed_one(sshd, caplog,
                                                                           tmp_path):
     node = sshd.node(host_keys="tofu")
-    caplog.set_level(logging.WARNING, logger="clusters.host_keys")
+    caplog.set_level(logging.WARNING, logger="clusters.access.host_keys")
 
     # first use: the key is recorded, with one warning; the second use finds it
     assert run_on_node(node, "echo first").stdout.strip() == "first"

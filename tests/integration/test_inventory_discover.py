@@ -17,7 +17,7 @@ from short_runs import shortened
 from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
 
-from clusters.inventory import Cluster, Service, load_cluster
+from clusters.access.inventory import Cluster, Service, load_cluster
 from service.store.models import Run
 
 REPO = Path(__file__).resolve().parents[2]

@@ -13,10 +13,10 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from clusters import services
-from clusters.ceph_admin import CephAdmin
-from clusters.credentials import swift_credentials
-from clusters.inventory import Cluster
+from clusters.access import services
+from clusters.access.credentials import swift_credentials
+from clusters.access.inventory import Cluster
+from clusters.ceph.admin import CephAdmin
 from clusters.paths import default_inventory
 from lab import ceph as ceph_lab
 from lab import ceph_rgw, disks

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from clusters.ceph_admin import CephAdmin
+from clusters.ceph.admin import CephAdmin
 from service.experiments import documents as experiments
 from service.jobs import run_jobs as run_queue
 from service.results.regression import RegressionPolicy

@@ -16,7 +16,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.orm import selectinload
 from web_login import SECRET, log_in
 
-from clusters.inventory import Cluster, Disk, Node
+from clusters.access.inventory import Cluster, Disk, Node
 from loadgen.workload import parse_workload
 from service.runs.calibration import latest_calibration, resolve_rate
 from service.runs.calibration_reuse import topology_of

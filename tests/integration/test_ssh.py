@@ -7,9 +7,9 @@ import subprocess
 
 import pytest
 
+from clusters.access.inventory import Node
+from clusters.access.ssh import NodeShell, run_on_node
 from clusters.exceptions import HostKeyMismatch, NodeUnreachable
-from clusters.inventory import Node
-from clusters.ssh import NodeShell, run_on_node
 
 pytestmark = pytest.mark.lab
 

@@ -1,4 +1,4 @@
-"""A process fault's intent on a pid-file daemon (clusters/supervision.py), with real
+"""A process fault's intent on a pid-file daemon (clusters/faults/supervision.py), with real
 processes on this machine: `down` is the plain SIGKILL it always was, nothing restarts it
 and the restore starts it; one brought back behind the fault's back is a deviation; a
 `crash` whose daemon some other supervisor restarted is reported, not started twice."""
@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from clusters import services, supervision
-from clusters.inventory import Cluster, Node, Service
+from clusters.access import services
+from clusters.access.inventory import Cluster, Node, Service
+from clusters.faults import supervision
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from short_runs import shortened
 from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
 
-from clusters.swift_admin import SwiftAdmin
+from clusters.swift.admin import SwiftAdmin
 from service.store.models import ClusterSample, Run
 
 REPO = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ import pytest
 from chaoslib.exceptions import ActivityFailed
 
 from actions import swift as swift_actions
-from clusters.credentials import swift_credentials
+from clusters.access.credentials import swift_credentials
 from probes import swift as swift_probes
 
 pytestmark = pytest.mark.lab

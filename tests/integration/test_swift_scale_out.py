@@ -20,12 +20,12 @@ import swiftclient
 from chaoslib.exceptions import ActivityFailed
 
 from actions import swift as swift_actions
-from clusters import fault_ledger
-from clusters.credentials import swift_credentials
+from clusters.access.credentials import swift_credentials
+from clusters.access.ssh import run_on_node
 from clusters.paths import default_inventory
-from clusters.ssh import run_on_node
-from clusters.swift_admin import SwiftAdmin
-from clusters.swift_ring import read_ring_facts
+from clusters.safety import fault_ledger
+from clusters.swift.admin import SwiftAdmin
+from clusters.swift.ring import read_ring_facts
 from lab.disks import is_mounted
 from probes import swift as swift_probes
 

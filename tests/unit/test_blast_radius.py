@@ -3,7 +3,7 @@
 
 import pytest
 
-from clusters.blast_radius import (
+from clusters.safety.blast_radius import (
     CephPlacement,
     CephPool,
     SwiftRingPlacement,

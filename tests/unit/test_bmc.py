@@ -1,6 +1,7 @@
-"""A node's BMC: the one ipmitool command line (clusters/power.py), the inventory's checks of a
-`power: {type: ipmi}` entry, the simulated BMCs' files (lab/bmc.py) as the Reef lab writes
-them (lab/ceph_reef.py), and the monitor quorum a power-off must leave (actions/power.py)."""
+"""A node's BMC: the one ipmitool command line (clusters/faults/power.py), the inventory's
+checks of a `power: {type: ipmi}` entry, the simulated BMCs' files (lab/bmc.py) as the Reef
+lab writes them (lab/ceph_reef.py), and the monitor quorum a power-off must leave
+(actions/power.py)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ import pytest
 from chaoslib.exceptions import ActivityFailed
 
 from actions.power import _keep_monitor_quorum, check_arguments
+from clusters.access.inventory import parse_inventory
 from clusters.exceptions import InventoryError
-from clusters.inventory import parse_inventory
-from clusters.power import ipmitool_argv
+from clusters.faults.power import ipmitool_argv
 from lab import bmc, ceph_reef
 
 BMC = {"type": "ipmi", "address": "10.0.0.13", "user": "admin", "password_file": "/keys/bmc"}

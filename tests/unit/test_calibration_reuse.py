@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from clusters.inventory import Cluster, Disk, Node, Service
+from clusters.access.inventory import Cluster, Disk, Node, Service
 from service.runs.calibration_reuse import topology_of, why_not_reused
 
 CLUSTER = Cluster(

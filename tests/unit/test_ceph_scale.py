@@ -1,4 +1,4 @@
-"""Scaling Ceph by one OSD (clusters/ceph_scale.py, actions/ceph_scale.py): the checks of
+"""Scaling Ceph by one OSD (clusters/ceph/new_osd.py, actions/new_osd.py): the checks of
 its arguments, the inventory's templates, the new OSD's place and the commands that make,
 start and remove it, on plain values (the lab test runs them)."""
 
@@ -11,9 +11,9 @@ import yaml
 from chaoslib.exceptions import ActivityFailed
 
 from actions import ceph_scale as actions
-from clusters import ceph_scale
+from clusters.access.inventory import load_cluster
+from clusters.ceph import new_osd
 from clusters.exceptions import InvalidScale
-from clusters.inventory import load_cluster
 
 TEMPLATES = {"image": "/lab/disks/osd{id}.img", "mount": "/lab/osd/ceph-{id}",
              "pid_file": "/lab/run/ceph-osd.{id}.pid", "log": "/lab/log/osd.{id}.stdout"}
@@ -38,10 +38,10 @@ def test_sizes_and_nodes_that_make_no_sense_are_refused(inventory):
     cluster = load_cluster(inventory, "lab")
     for bad in (0, 0.5, -2, 2000, True, "2", None, float("nan")):
         with pytest.raises(InvalidScale, match="size_gib must be a number of GiB from 1"):
-            ceph_scale.check_size(bad)
-    assert ceph_scale.check_size(2) == 2.0
+            new_osd.check_size(bad)
+    assert new_osd.check_size(2) == 2.0
     with pytest.raises(InvalidScale, match="has no node 'node9' \\(nodes: node1, node2\\)"):
-        ceph_scale.check_node(cluster, "node9")
+        new_osd.check_node(cluster, "node9")
     # a node name that is not plain ('node 2') is refused by the inventory already
     # before a run: one message naming the activity's problem
     with pytest.raises(ActivityFailed, match="timeout_s must be a number of seconds"):
@@ -52,22 +52,22 @@ def test_sizes_and_nodes_that_make_no_sense_are_refused(inventory):
 
 
 def test_the_templates_come_from_the_inventory_or_the_cluster_cannot_grow(inventory, tmp_path):
-    assert ceph_scale.template(inventory, "lab") == TEMPLATES
+    assert new_osd.template(inventory, "lab") == TEMPLATES
     raw = yaml.safe_load(inventory.read_text())
     raw["clusters"]["lab"]["scale"]["ceph_osd"]["mount"] = "/lab/osd/new"  # no {id}
     other = tmp_path / "other.yaml"
     other.write_text(yaml.safe_dump(raw))
     with pytest.raises(InvalidScale, match="needs scale.ceph_osd with image, mount, pid_file"):
-        ceph_scale.template(other, "lab")
+        new_osd.template(other, "lab")
 
 
 def test_the_new_osd_is_placed_at_its_node_and_started_with_its_place(inventory):
     cluster = load_cluster(inventory, "lab")
-    osd = ceph_scale.new_osd(cluster, TEMPLATES, 4, "u-u-i-d", "node1", 2)
+    osd = new_osd.new_osd(cluster, TEMPLATES, 4, "u-u-i-d", "node1", 2)
     assert (osd.image, osd.mount, osd.pid_file) == (
         "/lab/disks/osd4.img", "/lab/osd/ceph-4", "/lab/run/ceph-osd.4.pid")
     assert osd.crush_location == "root=default,zone=zone1,host=node1"
-    start, mkfs = ceph_scale.start_command(osd), ceph_scale.mkfs_command(osd)
+    start, mkfs = new_osd.start_command(osd), new_osd.mkfs_command(osd)
     for option in ("-i 4", "--osd-data /lab/osd/ceph-4", "--public-addr 10.77.0.11",
                    "--crush-location root=default,zone=zone1,host=node1",
                    f"--bluestore-block-size {2 * 1024**3}", ">>/lab/log/osd.4.stdout"):
@@ -75,19 +75,19 @@ def test_the_new_osd_is_placed_at_its_node_and_started_with_its_place(inventory)
     assert "--mkfs --osd-uuid u-u-i-d" in mkfs and "--mkfs" not in start
     # the ledger replays remove_osd with it: plain JSON
     assert json.loads(json.dumps(osd.as_dict()))["image"] == "/lab/disks/osd4.img"
-    assert "exists already" in ceph_scale.check_command(osd)
-    assert "mkfs.xfs" not in ceph_scale.check_command(osd)  # the check changes nothing
+    assert "exists already" in new_osd.check_command(osd)
+    assert "mkfs.xfs" not in new_osd.check_command(osd)  # the check changes nothing
 
 
 def test_the_inventory_learns_the_osd_and_forgets_it_again(inventory):
     cluster = load_cluster(inventory, "lab")
-    osd = ceph_scale.new_osd(cluster, TEMPLATES, 4, "u", "node1", 2)
-    ceph_scale.record_in_inventory(inventory, "lab", osd)
+    osd = new_osd.new_osd(cluster, TEMPLATES, 4, "u", "node1", 2)
+    new_osd.record_in_inventory(inventory, "lab", osd)
     grown = load_cluster(inventory, "lab")
-    assert grown.service("osd.4").start == ceph_scale.start_command(osd)
+    assert grown.service("osd.4").start == new_osd.start_command(osd)
     assert [d.osd for d in grown.disks] == [0, 4]
-    assert ceph_scale.template(inventory, "lab") == TEMPLATES  # kept by the rewrite
-    ceph_scale.forget_in_inventory(inventory, "lab", 4)
+    assert new_osd.template(inventory, "lab") == TEMPLATES  # kept by the rewrite
+    new_osd.forget_in_inventory(inventory, "lab", 4)
     shrunk = load_cluster(inventory, "lab")
     assert [s.name for s in shrunk.services] == ["osd.0"] and [d.osd for d in shrunk.disks] == [0]
 

@@ -4,7 +4,7 @@ import copy
 
 import pytest
 
-from clusters.ceph_admin import CephState, parse_status
+from clusters.ceph.admin import CephState, parse_status
 
 HEALTHY = {  # trimmed from a reef `ceph status -f json`
     "fsid": "3f1c0b8e-0000-4000-8000-000000000000",
@@ -131,13 +131,13 @@ def test_as_dict_carries_the_derived_flags():
     ("peering", False),
 ])
 def test_transient_flags_that_cost_no_copy_keep_a_pg_clean(state, clean):
-    from clusters.ceph_admin import is_clean
+    from clusters.ceph.admin import is_clean
 
     assert is_clean(state) is clean
 
 
 def test_a_ceph_conf_librados_cannot_parse_is_one_inventory_error(tmp_path):
-    from clusters.ceph_admin import CephAdmin
+    from clusters.ceph.admin import CephAdmin
     from clusters.exceptions import InventoryError
 
     conf = tmp_path / "ceph.conf"

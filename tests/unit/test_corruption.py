@@ -1,6 +1,7 @@
-"""Silent corruption of one replica (clusters/corruption.py, and the pure parts of
-clusters/replica_ceph.py and clusters/replica_swift.py): the replica chosen, the guard's
-refusals, the byte flip on a real file, and the commands and outputs of the nodes' tools."""
+"""Silent corruption of one replica (clusters/faults/corruption.py, and the pure parts of
+clusters/faults/replica_ceph.py and clusters/faults/replica_swift.py): the replica chosen,
+the guard's refusals, the byte flip on a real file, and the commands and outputs of the
+nodes' tools."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import subprocess
 
 import pytest
 
-from clusters.corruption import (
+from clusters.access.inventory import parse_inventory
+from clusters.exceptions import BlastRadiusExceeded, InvalidCorruption
+from clusters.faults.corruption import (
     FLIP_LENGTH,
     Corruption,
     canary_content,
@@ -25,10 +28,8 @@ from clusters.corruption import (
     swift_replica_state_command,
     write_bytes_command,
 )
-from clusters.exceptions import BlastRadiusExceeded, InvalidCorruption
-from clusters.inventory import parse_inventory
-from clusters.replica_ceph import parse_inconsistent, tool_script
-from clusters.replica_swift import auditor_command, flip_script
+from clusters.faults.replica_ceph import parse_inconsistent, tool_script
+from clusters.faults.replica_swift import auditor_command, flip_script
 
 CONTENT = canary_content("faultline-canary/faultline-canary-1")
 OFFSET = flip_offset(len(CONTENT))

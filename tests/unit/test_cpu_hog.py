@@ -1,12 +1,12 @@
-"""A CPU hog (clusters/cpu_hog.py): bounded by a ceiling and a timeout, checked, and the
+"""A CPU hog (clusters/faults/cpu_hog.py): bounded by a ceiling and a timeout, checked, and the
 commands it runs on the node, as text."""
 
 from __future__ import annotations
 
 import pytest
 
-from clusters.cpu_hog import CpuHog, cpu_hog, parse_cpu_stat, start_command, stop_command
 from clusters.exceptions import InvalidCpuHog
+from clusters.faults.cpu_hog import CpuHog, cpu_hog, parse_cpu_stat, start_command, stop_command
 
 
 @pytest.mark.parametrize(("arguments", "message"), [

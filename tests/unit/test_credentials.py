@@ -2,9 +2,9 @@
 
 import pytest
 
-from clusters.credentials import SwiftCredentials, swift_credentials
+from clusters.access.credentials import SwiftCredentials, swift_credentials
+from clusters.access.inventory import Cluster, Node
 from clusters.exceptions import ClusterError, CredentialsError
-from clusters.inventory import Cluster, Node
 
 NODES = (Node(name="node1", address="127.0.0.1"),)
 SWIFT_AUTH = "http://127.0.0.1:8280/auth/v1.0"

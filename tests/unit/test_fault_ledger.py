@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from clusters import fault_ledger
 from clusters.exceptions import FaultLedgerError
-from clusters.fault_ledger import FaultEntry, FileLedger
+from clusters.safety import fault_ledger
+from clusters.safety.fault_ledger import FaultEntry, FileLedger
 
 RESTORE = "actions.ceph.start_osd"
 

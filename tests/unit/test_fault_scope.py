@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from clusters.inventory import parse_inventory
+from clusters.access.inventory import parse_inventory
 from service.experiments.fault_scope import fault_scopes
 
 EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"

@@ -21,8 +21,13 @@ from pathlib import Path
 
 import pytest
 
-from clusters import (
-    ceph_scale,
+from clusters.access import node_commands, services
+from clusters.access.inventory import Cluster, Disk, Node, Service, parse_inventory
+from clusters.access.ssh import CommandResult
+from clusters.ceph import new_osd
+from clusters.discovery.reach import Daemon, Reach, managed
+from clusters.exceptions import InvalidLinkFault, InventoryError
+from clusters.faults import (
     cpu_hog,
     disk_faults,
     io_throttle,
@@ -30,15 +35,10 @@ from clusters import (
     memory_hog,
     replica_ceph,
     replica_swift,
-    services,
     supervision,
-    swift_scale,
 )
-from clusters.corruption import Corruption, swift_replica_state_command, write_bytes_command
-from clusters.discovery.reach import Daemon, Reach, managed
-from clusters.exceptions import InvalidLinkFault, InventoryError
-from clusters.inventory import Cluster, Disk, Node, Service, parse_inventory
-from clusters.ssh import CommandResult
+from clusters.faults.corruption import Corruption, swift_replica_state_command, write_bytes_command
+from clusters.swift import new_device
 
 MARKER = "MARKER"  # replaced by the test's marker path
 PAYLOADS = {
@@ -75,8 +75,8 @@ def _auditor_cluster(value: str) -> Cluster:
         start=f"sh -c {shlex.quote(inner)}"),))
 
 
-def _new_osd(value: str) -> ceph_scale.NewOsd:
-    return ceph_scale.NewOsd(osd_id=7, uuid=value, node="node1", zone=value, address=value,
+def _new_osd(value: str) -> new_osd.NewOsd:
+    return new_osd.NewOsd(osd_id=7, uuid=value, node="node1", zone=value, address=value,
                              size_gib=1, conf=value, image=value, mount=value,
                              pid_file=value, log=value, memory_cgroup=value)
 
@@ -120,8 +120,8 @@ def _service(value: str, **fields) -> Service:
 
 # name -> value -> the command text(s); a runner's entry takes the monkeypatch too
 BUILDERS: dict[str, Builder] = {
-    "disk_faults.is_mounted": _built(
-        lambda v: disk_faults.is_mounted(v)),
+    "node_commands.is_mounted": _built(
+        lambda v: node_commands.is_mounted(v)),
     "disk_faults.fail_command": _built(
         lambda v: disk_faults.fail_command(Disk("node1", v, v))),
     "disk_faults.restore_command": _built(
@@ -146,16 +146,16 @@ BUILDERS: dict[str, Builder] = {
         lambda v: replica_swift.auditor_command(_auditor_cluster(v), _corruption(v))),
     "replica_ceph.tool_script": _built(
         lambda v: replica_ceph.tool_script(_corruption(v), v)),
-    "ceph_scale.check_command": _built(
-        lambda v: ceph_scale.check_command(_new_osd(v))),
-    "ceph_scale.make_disk_command": _built(
-        lambda v: ceph_scale.make_disk_command(_new_osd(v))),
-    "ceph_scale.mkfs_command": _built(
-        lambda v: ceph_scale.mkfs_command(_new_osd(v))),
-    "ceph_scale.start_command": _built(
-        lambda v: ceph_scale.start_command(_new_osd(v))),
-    "ceph_scale.remove_command": _built(
-        lambda v: ceph_scale.remove_command(
+    "new_osd.check_command": _built(
+        lambda v: new_osd.check_command(_new_osd(v))),
+    "new_osd.make_disk_command": _built(
+        lambda v: new_osd.make_disk_command(_new_osd(v))),
+    "new_osd.mkfs_command": _built(
+        lambda v: new_osd.mkfs_command(_new_osd(v))),
+    "new_osd.start_command": _built(
+        lambda v: new_osd.start_command(_new_osd(v))),
+    "new_osd.remove_command": _built(
+        lambda v: new_osd.remove_command(
         {"pid_file": v, "image": v, "mount": v})),
     "cpu_hog.start_command": _built(
         lambda v: cpu_hog.start_command(cpu_hog.CpuHog(v, 1, 50, 1, 10))),
@@ -181,35 +181,35 @@ BUILDERS: dict[str, Builder] = {
         lambda v: io_throttle.release_command(v, "/system.slice")),
     "io_throttle.stats_command": _built(
         lambda v: io_throttle.stats_command(v)),
-    "swift_scale.create_command": _built(
-        lambda v: swift_scale.create_command(swift_scale.ScaleDevice(
+    "new_device.create_command": _built(
+        lambda v: new_device.create_command(new_device.ScaleDevice(
         "node1", "10.0.0.11", 1, v, v, v, 64, 100, ("object",)))),
-    "swift_scale.delete_command": _built(
-        lambda v: swift_scale.delete_command(v, v)),
-    "swift_scale.present_command": _built(
-        lambda v: swift_scale.present_command(v, v)),
-    "swift_scale.partitions_command": _built(
-        lambda v: swift_scale.partitions_command(v, ("object",))),
-    "swift_scale.push_commands": _built(
-        lambda v: swift_scale.push_commands(v, "object", v.encode())),
+    "new_device.delete_command": _built(
+        lambda v: new_device.delete_command(v, v)),
+    "new_device.present_command": _built(
+        lambda v: new_device.present_command(v, v)),
+    "new_device.partitions_command": _built(
+        lambda v: new_device.partitions_command(v, ("object",))),
+    "new_device.push_commands": _built(
+        lambda v: new_device.push_commands(v, "object", v.encode())),
     # runners: the command they would run on the node
     "services.pid_of(pid_file)": _ran(lambda v: services.pid_of(
         _cluster(_service(v)), _service(v, pid_file=v, program=v)),
-        "clusters.services.run_on_node"),
+        "clusters.access.services.run_on_node"),
     "services.pid_of(unit)": _ran(lambda v: services.pid_of(
-        _cluster(_service(v)), _service(v, unit=v)), "clusters.services.run_on_node"),
+        _cluster(_service(v)), _service(v, unit=v)), "clusters.access.services.run_on_node"),
     "services.start(unit)": _ran(lambda v: services.start(
-        _cluster(_service(v)), _service(v, unit=v)), "clusters.services.run_on_node"),
+        _cluster(_service(v)), _service(v, unit=v)), "clusters.access.services.run_on_node"),
     "supervision.unit_state": _ran(lambda v: supervision.unit_state(
-        _cluster(_service(v)), _service(v, unit=v), v), "clusters.services.run_on_node"),
+        _cluster(_service(v)), _service(v, unit=v), v), "clusters.access.services.run_on_node"),
     "supervision.inject(down)": _ran(lambda v: supervision.inject(
         _cluster(_service(v)), _service(v, unit=v),
         {"unit": v, "intent": "down", "pid": 1, "supervisor": "systemd"}),
-        "clusters.services.run_on_node"),
+        "clusters.access.services.run_on_node"),
     "supervision.restore(masked)": _ran(lambda v: supervision.restore(
         _cluster(_service(v)), _service(v, unit=v),
         {"unit": v, "intent": "down", "pid": 1, "masked": True}, wait_s=0),
-        "clusters.services.run_on_node"),
+        "clusters.access.services.run_on_node"),
 }
 @pytest.fixture
 def sandbox(tmp_path: Path) -> Path:

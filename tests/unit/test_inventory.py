@@ -5,8 +5,7 @@ import copy
 import pytest
 import yaml
 
-from clusters.exceptions import InventoryError, UnknownCluster
-from clusters.inventory import (
+from clusters.access.inventory import (
     Disk,
     Node,
     Service,
@@ -16,6 +15,7 @@ from clusters.inventory import (
     parse_inventory,
     write_cluster,
 )
+from clusters.exceptions import InventoryError, UnknownCluster
 
 LAB_CEPH = {
     "kind": "ceph",

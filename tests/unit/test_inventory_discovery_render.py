@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from clusters.access.inventory import load_cluster
 from clusters.discovery import TODO, Reach, inventory_text
 from clusters.discovery.ceph import CephFacts, CephSource, ceph_draft
 from clusters.discovery.reach import check_reach
 from clusters.discovery.swift import SwiftSource, swift_draft
 from clusters.exceptions import InventoryError
-from clusters.inventory import load_cluster
 
 NOTHING_GIVEN = Reach()  # no option given
 DATA = Path(__file__).parent / "data"

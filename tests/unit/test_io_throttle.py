@@ -1,13 +1,13 @@
-"""A slow disk (clusters/io_throttle.py): its arguments checked, and the blkio cgroup
+"""A slow disk (clusters/faults/io_throttle.py): its arguments checked, and the blkio cgroup
 commands it runs on the node, as text."""
 
 from __future__ import annotations
 
 import pytest
 
+from clusters.access.inventory import parse_inventory
 from clusters.exceptions import InvalidThrottle, UnknownCluster
-from clusters.inventory import parse_inventory
-from clusters.io_throttle import (
+from clusters.faults.io_throttle import (
     Throttle,
     checked_origin,
     parse_stats,
@@ -90,7 +90,7 @@ def test_the_io_through_the_throttle_is_read_from_its_counters():
 
 def test_an_unthrottle_returns_the_daemon_to_the_cgroup_the_ledger_recorded(tmp_path):
     from actions.throttle import _recorded_origin
-    from clusters import fault_ledger
+    from clusters.safety import fault_ledger
 
     fault_ledger.set_backend(fault_ledger.FileLedger(tmp_path / "faults.json"))
     try:

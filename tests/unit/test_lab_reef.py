@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from clusters import power
+from clusters.access.inventory import parse_inventory
 from clusters.exceptions import RemoteCommandFailed
-from clusters.inventory import parse_inventory
+from clusters.faults import power
 from lab import ceph_reef, nspawn, rootfs
 from service.cli.group import main
 

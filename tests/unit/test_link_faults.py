@@ -1,13 +1,13 @@
-"""A lossy link (clusters/link_faults.py): its arguments checked, and the nftables rules and
+"""A lossy link (clusters/faults/link_faults.py): its arguments checked, and the nftables rules and
 netem command it puts on each node, as text."""
 
 from __future__ import annotations
 
 import pytest
 
+from clusters.access.inventory import parse_inventory
 from clusters.exceptions import InvalidLinkFault, UnknownCluster
-from clusters.inventory import parse_inventory
-from clusters.link_faults import (
+from clusters.faults.link_faults import (
     LinkFault,
     describe_mechanism,
     link_fault,

@@ -1,4 +1,4 @@
-"""A node out of memory (clusters/memory_hog.py): a hog bounded by its size, the node's
+"""A node out of memory (clusters/faults/memory_hog.py): a hog bounded by its size, the node's
 memory and a timeout, checked; the commands it runs on a lab node and on a node reached over
 SSH (a systemd scope with a MemoryMax), as text; and what the report and the trigger form
 say of it."""
@@ -12,9 +12,9 @@ import pytest
 from chaoslib.exceptions import ActivityFailed
 
 from actions.memory import check_arguments
+from clusters.access.inventory import Node, parse_inventory
 from clusters.exceptions import InvalidMemoryHog, RemoteCommandFailed
-from clusters.inventory import Node, parse_inventory
-from clusters.memory_hog import (
+from clusters.faults.memory_hog import (
     memory_command,
     memory_hog,
     parse_daemons,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from clusters.fault_ledger import FaultEntry
+from clusters.safety.fault_ledger import FaultEntry
 from service.runs.orphans import is_orphan, orphans
 
 DEAD, ALIVE, ELSEWHERE = False, True, None

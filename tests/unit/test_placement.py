@@ -4,11 +4,11 @@ The Ceph replies are trimmed from a Ceph 16.2.15 lab (4 OSDs, zone1 = node1 + no
 
 import pytest
 
-from clusters.blast_radius import SwiftRingPlacement
+from clusters.access.inventory import parse_inventory
 from clusters.exceptions import AdminCommandFailed, UnknownCluster
-from clusters.guard import ceph_osds_on_nodes, swift_keys_on_nodes
-from clusters.inventory import parse_inventory
-from clusters.placement import (
+from clusters.safety.blast_radius import SwiftRingPlacement
+from clusters.safety.guard import ceph_osds_on_nodes, swift_keys_on_nodes
+from clusters.safety.placement import (
     crush_locations,
     down_keys,
     failure_domain,
@@ -16,8 +16,8 @@ from clusters.placement import (
     parse_pgs_brief,
     rings_from_facts,
 )
-from clusters.swift_admin import NodeRecon
-from clusters.swift_ring import parse_facts
+from clusters.swift.ring import parse_facts
+from clusters.swift.state import NodeRecon
 
 POOLS = [{"pool_id": 1, "pool_name": "device_health_metrics", "size": 3, "min_size": 2,
           "crush_rule": 0, "pg_num": 1},

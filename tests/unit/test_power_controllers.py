@@ -3,9 +3,9 @@
 import pytest
 
 from actions.safety import already_faulted
-from clusters import fault_ledger
-from clusters.inventory import parse_inventory
-from clusters.power import controller_of, describe
+from clusters.access.inventory import parse_inventory
+from clusters.faults.power import controller_of, describe
+from clusters.safety import fault_ledger
 
 NODES = [
     {"name": "node1", "address": "10.77.0.11", "zone": "zone1", "netns": "flceph1"},

@@ -25,11 +25,11 @@ from actions import (
     swift,
     throttle,
 )
-from clusters import fault_ledger
+from clusters.access.inventory import parse_inventory
 from clusters.discovery.draft import DraftCluster, Entry
 from clusters.discovery.render import inventory_text
 from clusters.exceptions import InventoryError, ProtectedCluster
-from clusters.inventory import parse_inventory
+from clusters.safety import fault_ledger
 from service.experiments.fault_scope import RESTORES, WATCHES
 from service.experiments.preflight import check_protected
 

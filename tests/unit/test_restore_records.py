@@ -25,9 +25,9 @@ from actions import (
     swift,
     throttle,
 )
-from clusters import fault_ledger
-from clusters import services as cluster_services
-from clusters.ssh import NodeShell
+from clusters.access import services as cluster_services
+from clusters.access.ssh import NodeShell
+from clusters.safety import fault_ledger
 from service.experiments.store import default_directory
 
 # every restore a fault names in the ledger, and the only "which" a restore may be told
@@ -238,8 +238,8 @@ def test_restore_corruption_with_no_ledger_entry_does_nothing_and_says_so(config
 
 
 def test_a_swift_corruption_record_within_its_device_is_accepted():
-    from clusters.corruption import confined
-    from clusters.inventory import parse_inventory
+    from clusters.access.inventory import parse_inventory
+    from clusters.faults.corruption import confined
 
     cluster = parse_inventory(INVENTORY)["swift"]
 
@@ -247,8 +247,8 @@ def test_a_swift_corruption_record_within_its_device_is_accepted():
 
 
 def test_the_command_restoring_a_disk_never_formats_a_healthy_mount():
-    from clusters.disk_faults import restore_command
-    from clusters.inventory import Disk
+    from clusters.access.inventory import Disk
+    from clusters.faults.disk_faults import restore_command
 
     command = restore_command(Disk(node="node2", device="/img/d2.img", mount="/srv/node/d2"),
                               replace=True)

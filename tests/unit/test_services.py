@@ -5,8 +5,8 @@ import subprocess
 
 import pytest
 
-from clusters import services
-from clusters.inventory import Cluster, Node, Service
+from clusters.access import services
+from clusters.access.inventory import Cluster, Node, Service
 
 CLUSTER = Cluster(name="here", kind="ceph", nodes=(Node("n1", "127.0.0.1"),))
 

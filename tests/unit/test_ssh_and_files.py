@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from clusters import power
+from clusters.access.inventory import Node, SshAccess, parse_inventory
+from clusters.access.ssh import NodeShell
 from clusters.discovery.rings import read_rings
 from clusters.exceptions import (
     AdminCommandFailed,
@@ -26,10 +27,9 @@ from clusters.exceptions import (
     InventoryError,
     NodeUnreachable,
 )
-from clusters.inventory import Node, SshAccess, parse_inventory
-from clusters.ssh import NodeShell
-from clusters.swift_ring import read_ring_facts
-from clusters.swift_ring_edit import edit_rings
+from clusters.faults import power
+from clusters.swift.ring import read_ring_facts
+from clusters.swift.ring_edit import edit_rings
 from lab import bmc
 
 

@@ -1,4 +1,4 @@
-"""A process fault's intent on supervised daemons (clusters/supervision.py): unit names,
+"""A process fault's intent on supervised daemons (clusters/faults/supervision.py): unit names,
 what systemctl says, what the fault does and what its restore reports. systemctl is played
 by a small in-memory systemd that answers the very commands the module sends."""
 
@@ -12,10 +12,10 @@ from chaoslib.exceptions import ActivityFailed
 
 from actions import swift
 from actions.ceph import check_arguments
-from clusters import supervision
+from clusters.access.inventory import Cluster, Node, Service, parse_inventory
+from clusters.access.ssh import CommandResult
 from clusters.exceptions import InventoryError, RemoteCommandFailed
-from clusters.inventory import Cluster, Node, Service, parse_inventory
-from clusters.ssh import CommandResult
+from clusters.faults import supervision
 from service.results.report import daemon_outcome_lines
 
 FSID = "3f1c2f6e-8c1e-4c8a-9a55-0d7d4a4f2b10"

@@ -13,8 +13,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from clusters.credentials import SwiftCredentials
-from clusters.inventory import Cluster, Node
+from clusters.access.credentials import SwiftCredentials
+from clusters.access.inventory import Cluster, Node
 from loadgen.drivers import driver_for
 from loadgen.exceptions import DriverError
 from loadgen.ledger import Entry

@@ -1,4 +1,4 @@
-"""Scaling Swift (clusters/swift_scale.py): the device asked for, checked against the
+"""Scaling Swift (clusters/swift/new_device.py): the device asked for, checked against the
 inventory; where it goes; and the shell that pushes a ring and lists a device's partitions,
 run for real on local directories."""
 
@@ -9,10 +9,9 @@ import sys
 
 import pytest
 
+from clusters.access.inventory import parse_inventory
 from clusters.exceptions import InvalidScale
-from clusters.inventory import parse_inventory
-from clusters.swift_ring_edit import SCALE_META, edit_rings
-from clusters.swift_scale import (
+from clusters.swift.new_device import (
     PUSH_CHUNK,
     delete_command,
     device_name,
@@ -23,7 +22,8 @@ from clusters.swift_scale import (
     scale_device,
     zone_number,
 )
-from clusters.swift_scaling import check_ours
+from clusters.swift.ring_edit import SCALE_META, edit_rings
+from clusters.swift.scale_steps import check_ours
 
 HOME = "/var/lib/faultline/lab/swift"
 

@@ -1,7 +1,7 @@
 """What the Swift admin client makes of recon, dispersion and the rings (pure logic)."""
 
-from clusters.swift_admin import Dispersion, NodeRecon, SwiftState, parse_dispersion
-from clusters.swift_ring import parse_facts
+from clusters.swift.ring import parse_facts
+from clusters.swift.state import Dispersion, NodeRecon, SwiftState, parse_dispersion
 
 REPORT = {"container": {"retries": 0, "pct_found": 100.0, "copies_found": 48,
                         "copies_expected": 48},

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from clusters.inventory import parse_inventory
+from clusters.access.inventory import parse_inventory
 from service.experiments.topology import topology_notes
 from service.results.comparison import caveats
 from service.results.report import format_report, topology_note

@@ -20,7 +20,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from clusters.inventory import load_cluster
+from clusters.access.inventory import load_cluster
 from loadgen.exceptions import WorkloadError
 from loadgen.workload import OPS, Workload, parse_workload
 from service.exceptions import InvalidInput

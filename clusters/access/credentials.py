@@ -1,0 +1,121 @@
+"""Client credentials kept by reference in the inventory, resolved when a driver needs them.
+
+The Swift API (OpenStack Swift, or Ceph RGW's Swift endpoint) is reached with
+auth v1: an auth URL, a user and a key. The key is never in the inventory
+itself, only where to find it:
+
+    clusters:
+      lab-swift:
+        kind: swift
+        client:
+          auth_url: http://127.0.0.1:8280/auth/v1.0
+          user: test:tester
+          key_file: /path/swift.key     # or key_env: FAULTLINE_SWIFT_KEY
+      lab-ceph:
+        kind: ceph
+        client:
+          conf: /etc/ceph/ceph.conf
+          swift_api:                    # RGW, same four keys
+            auth_url: http://127.0.0.1:7480/auth/1.0
+            user: faultline:swift
+            key_env: FAULTLINE_RGW_KEY
+
+A key file's surrounding whitespace (its trailing newline) is not part of the key. It must
+be private (clusters/access/private_files.py): a key file others can read is refused.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from clusters.access.inventory import Cluster
+from clusters.access.private_files import check_private
+from clusters.exceptions import CredentialsError
+
+KEY_SOURCES = ("key_file", "key_env")
+
+
+@dataclass(frozen=True)
+class SwiftCredentials:
+    auth_url: str
+    user: str
+    key: str = field(repr=False)  # never in a log line or a traceback
+
+
+def swift_credentials(cluster: Cluster) -> SwiftCredentials:
+    """The Swift API credentials of a cluster, the key read from its file or variable."""
+    section, where = _swift_section(cluster)
+    problems = _check(section, where)
+    if problems:
+        raise CredentialsError(f"cluster {cluster.name!r}: " + "; ".join(problems))
+    if section.get("key_file"):
+        key = _key_from_file(Path(str(section["key_file"])).expanduser(), cluster.name)
+    else:
+        key = _key_from_env(str(section["key_env"]), cluster.name)
+    return SwiftCredentials(auth_url=section["auth_url"], user=section["user"], key=key)
+
+
+def _swift_section(cluster: Cluster) -> tuple[dict[str, Any], str]:
+    """The mapping holding the Swift API keys, and its name for messages."""
+    if cluster.kind == "ceph":
+        where = "client.swift_api"
+        section = cluster.client.get("swift_api")
+    else:
+        where = "client"
+        keys = ("auth_url", "user", *KEY_SOURCES)
+        section = cluster.client if any(k in cluster.client for k in keys) else None
+    if section is None:
+        raise CredentialsError(
+            f"cluster {cluster.name!r} has no Swift API configured (set {where}.auth_url, "
+            f"{where}.user and {where}.key_file or {where}.key_env)")
+    if not isinstance(section, dict):
+        raise CredentialsError(f"cluster {cluster.name!r}: {where} must be a mapping")
+    return section, where
+
+
+def _check(section: dict[str, Any], where: str) -> list[str]:
+    problems = []
+    missing = [k for k in ("auth_url", "user") if not section.get(k)]
+    sources = [k for k in KEY_SOURCES if section.get(k)]
+    if not sources:
+        missing.append("key_file or key_env")
+    if missing:
+        problems.append(f"{where} lacks {', '.join(missing)}")
+    if len(sources) > 1:
+        problems.append(f"{where} sets both key_file and key_env; keep one")
+    if "key" in section:
+        problems.append(f"{where}.key must not hold the key itself: use key_file or key_env")
+    url = section.get("auth_url")
+    if url and not (isinstance(url, str) and url.startswith(("http://", "https://"))):
+        problems.append(f"{where}.auth_url must be an http:// or https:// URL, not {url!r}")
+    user = section.get("user")
+    if user and not isinstance(user, str):
+        problems.append(f"{where}.user must be a string, not {user!r}")
+    return problems
+
+
+def _key_from_file(path: Path, cluster: str) -> str:
+    try:
+        key = path.read_text().strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise CredentialsError(
+            f"cannot read the Swift key file {path} of cluster {cluster!r}: {reason}") from None
+    if not key:
+        raise CredentialsError(f"the Swift key file {path} of cluster {cluster!r} is empty")
+    check_private(path, f"Swift key file of cluster {cluster!r}")
+    return key
+
+
+def _key_from_env(variable: str, cluster: str) -> str:
+    key = os.environ.get(variable)
+    if key is None:
+        raise CredentialsError(f"environment variable {variable} (the Swift key of cluster "
+                               f"{cluster!r}) is not set")
+    if not key.strip():
+        raise CredentialsError(f"environment variable {variable} (the Swift key of cluster "
+                               f"{cluster!r}) is empty")
+    return key.strip()
