@@ -9,8 +9,8 @@ import socket
 import click
 
 from service.accounts import audit
-from service.experiments import documents as experiments
-from service.jobs import run_jobs as run_queue
+from service.experiments import documents
+from service.jobs import run_queue
 from service.jobs.app import make_app
 from service.jobs.names import LOAD_QUEUE, RUNS_QUEUE, SCHEDULES_QUEUE
 from service.store import db
@@ -70,7 +70,7 @@ def worker_cmd(concurrency: int | None, name: str | None, queues: tuple[str, ...
 @click.option("--inventory", help="Inventory file (default: the lab's).")
 def enqueue_cmd(experiment: str, cluster: str | None, inventory: str | None) -> None:
     """Queue a run of an experiment file for the workers; print its run id."""
-    document = experiments.load(experiment)
+    document = documents.load(experiment)
     url = db.database_url()
     run_id = run_queue.enqueue(db.session_factory(url), make_app(url), document,
                                cluster=cluster, inventory=inventory, experiment_path=experiment,

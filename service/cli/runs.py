@@ -10,7 +10,7 @@ import sys
 import click
 from sqlalchemy import select
 
-from service.experiments import documents as experiments
+from service.experiments import documents
 from service.experiments import suites as suite
 from service.experiments.repeats import MAX_TRIALS
 from service.results import comparison as compare
@@ -35,14 +35,14 @@ from .group import USER_ERRORS, close_dead_runs, fail
 def run_cmd(experiment: str, cluster: str | None, inventory: str | None,
             trials: int) -> None:
     """Run an experiment file through Chaos Toolkit with the Faultline control."""
-    experiments.load(experiment)  # a bad file changes nothing, not even a heal
+    documents.load(experiment)  # a bad file changes nothing, not even a heal
     close_dead_runs("faultline run")
-    heal_orphans([experiments.target_cluster(cluster)], inventory)
+    heal_orphans([documents.target_cluster(cluster)], inventory)
     log_to_terminal()
     if trials > 1:
         sys.exit(run_trials(experiment, cluster, inventory, trials))
     try:
-        journal = experiments.run(experiment, cluster, inventory)
+        journal = documents.run(experiment, cluster, inventory)
     except USER_ERRORS as exc:
         fail(str(exc))
     run_id = journal.get("faultline_run_id")

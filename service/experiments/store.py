@@ -29,8 +29,7 @@ from loadgen.exceptions import WorkloadError
 from service.accounts import audit
 from service.store.models import UploadedExperiment
 
-from . import allowlist
-from . import documents as experiments
+from . import allowlist, documents
 from .exceptions import ExperimentExists, ExperimentNotFound, NotAnUpload
 from .preflight import check_control_arguments
 from .suites import SuiteError
@@ -89,7 +88,7 @@ def get(sessions: sessionmaker[Session], directory: Path,
     (ExperimentError if it does not validate)."""
     path = files(directory).get(name)
     if path is not None:
-        return _file_entry(name, path), experiments.load(path)
+        return _file_entry(name, path), documents.load(path)
     with sessions() as session:
         upload = _upload(session, name)
         if upload is None:
@@ -122,7 +121,7 @@ def upload(sessions: sessionmaker[Session], directory: Path, name: str,
     """Check and store an uploaded experiment; nothing is stored if a check fails (a guard
     override from someone not an admin: GuardOverrideRefused)."""
     if not isinstance(name, str) or not NAME.fullmatch(name):
-        raise experiments.ExperimentError(
+        raise documents.ExperimentError(
             f"{name!r} is not a valid experiment name: up to 100 letters, digits and . _ -, "
             "starting with a letter or digit")
     check_upload(document)
@@ -166,16 +165,16 @@ def check_upload(document: Any) -> None:
     try:
         ensure_experiment_is_valid(document)
     except ChaosException as exc:
-        raise experiments.ExperimentError(f"not a valid experiment: {exc}") from None
-    control = experiments.faultline_control(document)
+        raise documents.ExperimentError(f"not a valid experiment: {exc}") from None
+    control = documents.faultline_control(document)
     if control is None:
-        raise experiments.ExperimentError(
-            f"the experiment declares no {experiments.CONTROL_MODULE} control, so Faultline "
+        raise documents.ExperimentError(
+            f"the experiment declares no {documents.CONTROL_MODULE} control, so Faultline "
             "would record nothing")
     try:
         check_control_arguments(document, control["provider"].get("arguments") or {})
     except WorkloadError as exc:
-        raise experiments.ExperimentError(str(exc)) from None
+        raise documents.ExperimentError(str(exc)) from None
 
 
 def _upload(session: Session, name: str) -> UploadedExperiment | None:

@@ -54,7 +54,7 @@ from service.results.comparison import compare_entries, run_entry, unrecorded_en
 from service.results.exceptions import InvalidCalibration
 from service.results.figures import get_run
 
-from . import documents as experiments
+from . import documents
 from .exceptions import SuiteError
 from .preflight import check_protected
 from .repeats import MAX_TRIALS, Settle, not_recorded, repeat
@@ -90,9 +90,9 @@ class Suite:
 
     def document(self, path: str) -> dict[str, Any]:
         """An entry's experiment as the suite runs it: its workload and calibration set."""
-        experiment = experiments.with_workload(experiments.load(path), self.workload)
+        experiment = documents.with_workload(documents.load(path), self.workload)
         if self.calibration is not None:
-            arguments = experiments.faultline_control(experiment)["provider"]["arguments"]
+            arguments = documents.faultline_control(experiment)["provider"]["arguments"]
             arguments["calibration"] = self.calibration
         return experiment
 
@@ -115,7 +115,7 @@ def load_suite(path: str | Path, inventory: str | Path | None = None) -> Suite:
         raise SuiteError(f"invalid suite {path}: " + "; ".join(problems))
     clusters = load_inventory(inventory)
     for run in runs:  # a fault on a protected cluster: no run of the suite (403 if queued)
-        check_protected(experiments.load(run.experiment), clusters[run.cluster])
+        check_protected(documents.load(run.experiment), clusters[run.cluster])
     return Suite(path=str(path), title=raw["title"], inventory=inventory, runs=tuple(runs),
                  workload=raw.get("workload") or {}, calibration=raw.get("calibration"))
 
@@ -205,7 +205,7 @@ def _check_run(i: int, entry: Any, names: set[str], clusters: dict[str, str] | N
                         f"(known: {', '.join(sorted(clusters)) or 'none'})")
     if len(problems) > before or clusters is None:
         return None
-    api = experiments.faultline_control(experiment)["provider"].get("arguments", {}).get("api")
+    api = documents.faultline_control(experiment)["provider"].get("arguments", {}).get("api")
     return SuiteRun(name=name, experiment=path, cluster=cluster, cluster_kind=clusters[cluster],
                     title=experiment.get("title", "untitled"), workload=workload,
                     api=api if isinstance(api, str) else None, trials=trials)
@@ -219,16 +219,16 @@ def _check_experiment(where: str, path: str, overrides: dict[str, Any],
                         f"(relative paths are taken from the current directory, {Path.cwd()})")
         return None, {}
     try:
-        experiment = experiments.load(path)
-    except experiments.ExperimentError as exc:
+        experiment = documents.load(path)
+    except documents.ExperimentError as exc:
         problems.append(f"{where}: {exc}")
         return None, {}
-    if experiments.faultline_control(experiment) is None:
-        problems.append(f"{where}: {path} declares no {experiments.CONTROL_MODULE} control, "
+    if documents.faultline_control(experiment) is None:
+        problems.append(f"{where}: {path} declares no {documents.CONTROL_MODULE} control, "
                         "so Faultline would record nothing")
         return None, {}
-    experiment = experiments.with_workload(experiment, overrides)  # as the suite runs it
-    control = experiments.faultline_control(experiment)
+    experiment = documents.with_workload(experiment, overrides)  # as the suite runs it
+    control = documents.faultline_control(experiment)
     try:
         workload = parse_workload(control["provider"]["arguments"]["workload"])
     except WorkloadError as exc:
@@ -287,10 +287,10 @@ def run_suite(suite: Suite, sessions: sessionmaker[Session], runner: Runner | No
 def _runner(suite: Suite) -> Runner:
     """Runs an entry's file as it is, or as the suite's workload and calibration make it."""
     if not suite.workload and suite.calibration is None:
-        return experiments.run
+        return documents.run
 
     def run(path: str, cluster: str | None, inventory: str | None) -> dict[str, Any]:
-        return experiments.run_document(suite.document(path), str(Path(path)), cluster,
+        return documents.run_document(suite.document(path), str(Path(path)), cluster,
                                         inventory)
     return run
 

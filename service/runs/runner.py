@@ -15,8 +15,7 @@ import logging
 import os
 import sys
 
-from service.experiments import allowlist
-from service.experiments import documents as experiments
+from service.experiments import allowlist, documents
 from service.experiments.exceptions import ExperimentError
 from service.store import db
 from service.store.models import Run
@@ -54,7 +53,7 @@ def run_queued(run_id: int) -> str:
         logging.getLogger("chaostoolkit").warning(
             f"healed a fault left by a run that died: {result['description']}")
     try:
-        journal = experiments.run_document(experiment, path, cluster, inventory, run_id=run_id)
+        journal = documents.run_document(experiment, path, cluster, inventory, run_id=run_id)
     except Exception as exc:  # checked when queued, but a cluster changes: say why
         fail_queued(sessions, run_id, f"could not start: {exc}")
         raise

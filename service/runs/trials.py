@@ -20,7 +20,7 @@ import probes.ceph
 import probes.swift
 from clusters.access.inventory import load_cluster
 from clusters.paths import default_inventory
-from service.experiments import documents as experiments
+from service.experiments import documents
 from service.experiments.repeats import not_recorded, repeat
 
 from . import heal
@@ -35,12 +35,12 @@ def run_trials(sessions: sessionmaker[Session], experiment_path: str, cluster: s
                inventory: str | None, trials: int) -> dict[str, Any]:
     """Run the experiment `trials` times; return the group id, the cluster and each trial's
     outcome."""
-    name = experiments.target_cluster(cluster)
+    name = documents.target_cluster(cluster)
     inventory = str(inventory or default_inventory())
     load_cluster(inventory, name)  # an unknown cluster stops here, before any trial
 
     def run_once() -> tuple[int | None, str | None]:
-        journal = experiments.run(experiment_path, name, inventory)
+        journal = documents.run(experiment_path, name, inventory)
         run_id = journal.get("faultline_run_id")
         return run_id, not_recorded(journal) if run_id is None else None
 

@@ -18,9 +18,8 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from service.experiments import documents as experiments
-from service.experiments import suites
-from service.jobs import run_jobs as run_queue
+from service.experiments import documents, suites
+from service.jobs import run_queue
 from service.store.models import Run, Schedule, ScheduleSlot
 
 from .exceptions import ScheduleExists, ScheduleNotFound
@@ -134,10 +133,10 @@ def check(values: dict[str, Any], inventory: str | None = None) -> list[PlannedR
         planned = [PlannedRun(values["experiment_path"], c, workload)
                    for c in values["clusters"]]
     for run in planned:  # each with its cluster, as the slot will queue it
-        document = experiments.load(run.experiment_path)
+        document = documents.load(run.experiment_path)
         if run.workload:
-            document = experiments.with_workload(document, run.workload)
-        experiments.check_static(document, run.cluster, inventory)
+            document = documents.with_workload(document, run.workload)
+        documents.check_static(document, run.cluster, inventory)
     return planned
 
 
@@ -183,7 +182,7 @@ def _queue_slot(session: Session, schedule: Schedule, inventory: str | None) -> 
     runs = []
     for planned in check(_values(schedule), inventory):
         runs.append(run_queue.queued_run(
-            session, experiments.load(planned.experiment_path), cluster=planned.cluster,
+            session, documents.load(planned.experiment_path), cluster=planned.cluster,
             inventory=inventory, experiment_path=planned.experiment_path,
             workload=planned.workload, requested_by=f"schedule {schedule.name}",
             schedule_id=schedule.id))

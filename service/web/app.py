@@ -2,7 +2,7 @@
 (service.web.api, /api/v1) among them.
 
 The web process never runs an experiment: it reads what runs recorded, and queues runs for
-the workers (service.jobs.run_jobs). Every request but a few public ones needs a logged-in user
+the workers (service.jobs.run_queue). Every request but a few public ones needs a logged-in user
 (service.web.access). Config keys beyond Flask's: DATABASE_URL, INVENTORY, EXPERIMENTS_DIR
 (service.web.context); the session, proxy and login-throttle settings (service.web.cookies).
 """

@@ -4,7 +4,7 @@
 a form (a cluster of the experiment's kind, the workload pre-filled from the file, and a
 confirmation that names the blast radius: what each fault takes down on the chosen
 cluster). Posting it (an operator) checks the run and queues it through
-service.jobs.run_jobs.enqueue: the web process never runs an experiment, a worker does. Bad
+service.jobs.run_queue.enqueue: the web process never runs an experiment, a worker does. Bad
 input (an unknown cluster, a workload out of range, no confirmation) gives the form again
 with the message and a 400, and queues nothing.
 """
@@ -28,11 +28,11 @@ from flask import (
 from flask_login import current_user
 
 from clusters.exceptions import InventoryError
-from service.experiments import documents as experiments
+from service.experiments import documents
 from service.experiments.catalogue import CatalogueError, ExperimentEntry, experiment, suites
 from service.experiments.catalogue import experiments as all_experiments
 from service.experiments.fault_scope import GUARD_NOTE, fault_scopes
-from service.jobs.run_jobs import enqueue
+from service.jobs.run_queue import enqueue
 
 from .audit import note
 from .context import clusters, experiments_dir, inventory, queue_app, sessions
@@ -84,7 +84,7 @@ def trigger(name: str):
         if request.form.get("confirm") != "yes":
             raise FormError(f"tick the confirmation: this run {_fault_words(target)} on "
                             f"{cluster}")
-        document = experiments.load(entry.path)
+        document = documents.load(entry.path)
         with queue_app() as queue:
             run_id = enqueue(sessions(), queue, document, cluster=cluster,
                              inventory=inventory(), experiment_path=entry.path,
@@ -99,7 +99,7 @@ def trigger(name: str):
 
 
 def parse_form(form) -> dict[str, Any]:
-    """The workload overrides the form gives; their ranges are service.jobs.run_jobs's to check
+    """The workload overrides the form gives; their ranges are service.jobs.run_queue's to check
     (loadgen.workload.parse_workload), with its messages."""
     workload: dict[str, Any] = {}
     for key, _label, kind in FIELDS:

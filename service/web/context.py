@@ -32,7 +32,7 @@ QUEUE = "faultline.queue"
 
 @dataclass(frozen=True)
 class QueueHandle:
-    """The Flask app's procrastinate app, made once. run_jobs opens and closes it around
+    """The Flask app's procrastinate app, made once. run_queue opens and closes it around
     each use, which two request threads must not interleave: hence the lock."""
 
     app: procrastinate.App

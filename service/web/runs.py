@@ -3,7 +3,7 @@ JSON, and cancelling a run.
 
 The page polls `/runs/<id>/series.json` every 2 s while the run is queued or running and
 reloads itself once the run has ended, so the figures, the verdict and the journal appear.
-Cancel asks the queue (service.jobs.run_jobs.cancel): a queued run never starts, a running one
+Cancel asks the queue (service.jobs.run_queue.cancel): a queued run never starts, a running one
 is interrupted and its rollbacks run.
 """
 
@@ -24,7 +24,7 @@ from flask import (
     url_for,
 )
 
-from service.jobs.run_jobs import QueueError, cancel
+from service.jobs.run_queue import QueueError, cancel
 from service.results.figures import RunNotFound, get_run
 from service.results.history import (
     KINDS,

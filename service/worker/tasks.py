@@ -13,7 +13,7 @@ import logging
 
 import procrastinate
 
-from service.jobs import run_jobs as run_queue
+from service.jobs import run_queue
 from service.jobs.names import LOAD_QUEUE, RUNS_QUEUE, SCHEDULES_QUEUE
 from service.runs import heal, heal_process, load_driver
 from service.runs import supervisor as run_supervisor

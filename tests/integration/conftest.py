@@ -33,7 +33,7 @@ from lab import swift as swift_lab
 from service.accounts import services as accounts
 from service.accounts.models import User
 from service.cli.group import main
-from service.jobs import run_jobs as run_queue
+from service.jobs import run_queue
 from service.jobs.app import make_app
 from service.monitoring import embedded as monitoring
 from service.store import db, pgserver

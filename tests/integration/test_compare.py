@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 
 from clusters.exceptions import NodeUnreachable
 from service.cli.group import main
-from service.experiments import documents as experiments
+from service.experiments import documents
 from service.experiments.suites import load_suite, run_suite
 from service.results.comparison import RGW_PATH, SELF_HEALING, CompareError, compare
 from service.results.figures import RunNotFound
@@ -203,13 +203,13 @@ SUITE_CASES = [
 def test_a_bad_suite_is_refused_with_one_message_and_nothing_runs(
         name, content, message, suite_dir, database_url, monkeypatch):
     ran = []
-    monkeypatch.setattr(experiments, "run", lambda *args: ran.append(args))
+    monkeypatch.setattr(documents, "run", lambda *args: ran.append(args))
     suite = suite_dir / f"{name}.json"
     text = content if isinstance(content, str) else json.dumps(content)
     suite.write_text(text.replace("{tmp}", str(suite_dir)))
     try:
-        experiments.load(suite_dir / "not-experiment.json")
-    except experiments.ExperimentError as exc:
+        documents.load(suite_dir / "not-experiment.json")
+    except documents.ExperimentError as exc:
         invalid = str(exc).split("is not a valid experiment: ", 1)[1]
     before = _run_count(database_url)
 
@@ -259,7 +259,7 @@ def test_a_failed_run_still_appears_in_the_suite_comparison_and_fails_the_suite(
             made.append(make_run(session, figures=figures(baseline_ops=100.0)).id)
         return {"status": "completed", "faultline_run_id": made[-1]}
 
-    monkeypatch.setattr(experiments, "run", run)
+    monkeypatch.setattr(documents, "run", run)
     suite = suite_dir / "suite.json"
     inventory = str(suite_dir / "inventory.json")
     suite.write_text(json.dumps({"title": "Kill one process", "runs": [
@@ -365,7 +365,7 @@ def test_a_suite_sets_every_entry_s_workload_and_calibration_and_a_schedule_refu
 
     assert [r.workload["rate"] for r in loaded.runs] == ["10%", "10%"]
     document = loaded.document(CEPH_EXPERIMENT)
-    arguments = experiments.faultline_control(document)["provider"]["arguments"]
+    arguments = documents.faultline_control(document)["provider"]["arguments"]
     assert arguments["workload"]["rate"] == "10%"
     assert arguments["workload"]["baseline_s"] == 20  # the file's own fields stay
     assert arguments["calibration"] == {"stage_s": 5, "max_in_flight": 16}

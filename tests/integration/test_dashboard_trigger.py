@@ -18,7 +18,7 @@ from dashboard_support import (  # noqa: F401 (pytest fixtures)
 )
 from sqlalchemy import text
 
-from service.jobs import run_jobs as run_queue
+from service.jobs import run_queue
 from service.store.models import Run
 from service.web.context import queue_app
 

@@ -18,7 +18,7 @@ from short_runs import pause, short_experiment
 from sqlalchemy import select
 
 from clusters.ceph.admin import CephAdmin
-from service.jobs import run_jobs as run_queue
+from service.jobs import run_queue
 from service.jobs.app import make_app
 from service.runs import heal
 from service.store import db

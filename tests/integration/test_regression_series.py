@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from clusters.ceph.admin import CephAdmin
-from service.experiments import documents as experiments
-from service.jobs import run_jobs as run_queue
+from service.experiments import documents
+from service.jobs import run_queue
 from service.results.regression import RegressionPolicy
 from service.schedules import services as schedules
 from service.schedules import verdicts
@@ -30,8 +30,8 @@ pytestmark = [pytest.mark.lab, pytest.mark.full]
 
 def _nightly_experiment(tmp_path: Path) -> str:
     """ceph-kill-osd, shortened: light load, the OSD dead for 15 s, then back and clean."""
-    document = experiments.load(REPO / "experiments" / "ceph-kill-osd.json")
-    arguments = experiments.faultline_control(document)["provider"]["arguments"]
+    document = documents.load(REPO / "experiments" / "ceph-kill-osd.json")
+    arguments = documents.faultline_control(document)["provider"]["arguments"]
     arguments["workload"].update(rate=20, ramp_s=1, baseline_s=5)
     arguments["tail_s"] = 2
     kill, _, start, healthy = document["method"]
@@ -48,7 +48,7 @@ def _nightly_experiment(tmp_path: Path) -> str:
 def _night(sessions, schedule_id: int, experiment: str, env: dict) -> dict:
     """One night of the series: queue the run as a slot would, run it as a worker would."""
     with sessions.begin() as session:
-        run_id = run_queue.queued_run(session, experiments.load(experiment), cluster="lab-ceph",
+        run_id = run_queue.queued_run(session, documents.load(experiment), cluster="lab-ceph",
                                       experiment_path=experiment, schedule_id=schedule_id,
                                       requested_by="test night").id
     done = subprocess.run([sys.executable, "-m", "service.runs.runner", str(run_id)], env=env,

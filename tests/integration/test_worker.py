@@ -14,7 +14,7 @@ from catalogue import ceph_osds_up, wait_for
 from short_runs import pause, short_experiment
 from sqlalchemy import select
 
-from service.jobs import run_jobs as run_queue
+from service.jobs import run_queue
 from service.store.fault_ledger import PgFaultLedger
 from service.store.models import Event, Run
 

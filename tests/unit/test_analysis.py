@@ -358,6 +358,20 @@ def test_an_op_counted_in_the_next_second_is_jitter_not_a_drop():
     assert figures(seconds)["time_to_client_recovery_s"] == 3.0
 
 
+def test_at_a_low_rate_one_operation_either_way_is_within_the_band():
+    # 6 ops/s (Swift at 10% of its capacity): a second can only be 5, 6 or 7; 5% would be
+    # 0.3 of an operation, and the clients would never recover
+    base = {t: 6 for t in range(0, int(END))}
+    jitter = {t: (5, 6, 7)[t % 3] for t in range(103, int(END))}
+    seconds = [replace(s, bytes=6 * 4096) for s in
+               load(ops_at=base | {100: 0, 101: 0, 102: 0} | jitter, errors_at={})]
+
+    assert figures(seconds)["time_to_client_recovery_s"] == 3.0
+    # two seconds of 4 in a row are a dip, not jitter
+    dipped = [replace(s, ops=4) if s.ts in (110.0, 111.0) else s for s in seconds]
+    assert figures(dipped)["time_to_client_recovery_s"] == 12.0
+
+
 def test_a_second_with_an_error_breaks_the_recovery_hold():
     seconds = load(errors_at={100: {"timeout": 1}, 108: {"timeout": 1}})
 

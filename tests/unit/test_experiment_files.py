@@ -5,15 +5,15 @@ from pathlib import Path
 import pytest
 
 from loadgen.workload import parse_workload
-from service.experiments import documents as experiments
+from service.experiments import documents
 
 FILES = sorted((Path(__file__).resolve().parents[2] / "experiments").glob("*.json"))
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
 def test_experiment_file_is_valid(path):
-    experiment = experiments.load(path)
-    control = experiments.faultline_control(experiment)
+    experiment = documents.load(path)
+    control = documents.faultline_control(experiment)
     assert control is not None, f"{path.name} declares no Faultline control"
     parse_workload(control["provider"]["arguments"]["workload"])
     names = {a["name"] for a in experiment["method"] + experiment.get("rollbacks", [])}

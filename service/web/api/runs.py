@@ -9,7 +9,7 @@ from __future__ import annotations
 from flask import url_for
 
 from service.experiments import store as catalogue
-from service.jobs import run_jobs as run_queue
+from service.jobs import run_queue
 from service.results import queries as run_queries
 from service.results import series as run_series
 from service.runs.reaper import interrupt_dead_runs

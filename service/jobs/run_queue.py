@@ -22,8 +22,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from clusters.paths import default_inventory
 from loadgen.workload import parse_workload
 from service.accounts import audit
-from service.experiments import allowlist
-from service.experiments import documents as experiments
+from service.experiments import allowlist, documents
 from service.results.figures import get_run
 from service.store.models import Run
 
@@ -54,11 +53,11 @@ def queued_run(session: Session, experiment: dict[str, Any], *, cluster: str | N
     """Check a run and add its queued row to the session (the caller commits, then defers).
     `role` is the requester's: a guard override needs "admin" (GuardOverrideRefused)."""
     if workload:
-        experiment = experiments.with_workload(experiment, workload)
+        experiment = documents.with_workload(experiment, workload)
     allowlist.check(experiment)
     override_by = allowlist.check_guard_overrides(experiment, requested_by, role)
-    target = experiments.check_static(experiment, cluster, inventory)
-    arguments = experiments.faultline_control(experiment)["provider"]["arguments"]
+    target = documents.check_static(experiment, cluster, inventory)
+    arguments = documents.faultline_control(experiment)["provider"]["arguments"]
     run = Run(title=experiment.get("title", "untitled"), experiment_path=experiment_path,
               cluster=target.name, cluster_kind=target.kind, status="queued",
               workload=parse_workload(arguments.get("workload")).as_dict(),
