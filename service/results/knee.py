@@ -100,8 +100,9 @@ def knee_of(stages: list[Stage], limits: Limits = DEFAULT_LIMITS) -> Knee | None
     by_level: dict[int, list[Stage]] = {}
     for stage in stages:
         by_level.setdefault(stage.in_flight, []).append(stage)
+    bound = _p99_bound(stages, limits)
     levels = [Level(n, tuple(s.ops_s for s in group)) for n, group in sorted(by_level.items())
-              if _level_fits(group, stages, limits)]
+              if _level_fits(group, bound)]
     repeated = [level for level in levels if len(level.ops_s) > 1]
     candidates = repeated or levels
     if not candidates:
@@ -115,20 +116,25 @@ def knee_of(stages: list[Stage], limits: Limits = DEFAULT_LIMITS) -> Knee | None
                 stages=tuple(by_level[chosen.in_flight]))
 
 
-def _level_fits(group: list[Stage], stages: list[Stage], limits: Limits) -> bool:
-    """Whether one level's stages may be the knee: no error in any, and their median p99
-    within the bound of the first stage that measured one."""
+def _p99_bound(stages: list[Stage], limits: Limits) -> float | None:
+    """`capacity.knee`'s bound: p99_factor times the p99 of the first stage that measured
+    one (the first pass's lowest level); None when none did."""
     first = next((s for s in stages if s.p99_ms is not None), None)
-    if first is None or any(s.errors or s.p99_ms is None for s in group):
+    return None if first is None else first.p99_ms * limits.p99_factor
+
+
+def _level_fits(group: list[Stage], bound: float | None) -> bool:
+    """Whether one level's stages may be the knee: no error in any, and their median p99
+    within the bound."""
+    if bound is None or any(s.errors or s.p99_ms is None for s in group):
         return False
-    return median(s.p99_ms for s in group) <= first.p99_ms * limits.p99_factor
+    return median(s.p99_ms for s in group) <= bound
 
 
 def _qualifying(stages: list[Stage], limits: Limits) -> list[Stage]:
-    """The stages that may be (part of) the knee: `capacity.knee`'s bound, from the first
-    stage that measured a p99 (the first pass's lowest level)."""
-    first = next((s for s in stages if s.p99_ms is not None), None)
-    if first is None:
+    """The stages that may be (part of) the knee, each on its own: no error, p99 within
+    the bound."""
+    bound = _p99_bound(stages, limits)
+    if bound is None:
         return []
-    bound = first.p99_ms * limits.p99_factor
     return [s for s in stages if s.errors == 0 and s.p99_ms is not None and s.p99_ms <= bound]

@@ -39,17 +39,24 @@ def _dynamic_target(node: ast.Call) -> str | None:
     return None
 
 
-def imported_packages(source: str) -> list[str]:
-    """The first-party top-level packages a module's source imports, however it imports."""
+def imported_modules(source: str) -> list[str]:
+    """The dotted names a module's source imports (absolute ones), however it imports; for
+    `from package import name`, the name too (it may be a module of the package)."""
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             found += [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-            found.append(node.module)
+            found += [node.module] + [f"{node.module}.{a.name}" for a in node.names]
         elif isinstance(node, ast.Call) and (target := _dynamic_target(node)):
             found.append(target)
-    return [name.split(".")[0] for name in found if name.split(".")[0] in RANKS]
+    return found
+
+
+def imported_packages(source: str) -> list[str]:
+    """The first-party top-level packages a module's source imports, however it imports."""
+    tops = [name.split(".")[0] for name in imported_modules(source)]
+    return list(dict.fromkeys(top for top in tops if top in RANKS))
 
 
 def test_every_first_party_package_has_a_rank():
@@ -82,16 +89,8 @@ def _cluster_layer(path: Path) -> str:
 
 
 def _imported_cluster_layers(source: str) -> list[str]:
-    found = []
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            found += [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            found += ([f"{node.module}.{a.name}" for a in node.names]
-                      if node.module == "clusters" else [node.module])
-        elif isinstance(node, ast.Call) and (target := _dynamic_target(node)):
-            found.append(target)
-    layers = [name.split(".")[1] for name in found if name.startswith("clusters.")]
+    layers = [name.split(".")[1] for name in imported_modules(source)
+              if name.startswith("clusters.")]
     return ["base" if layer in BASE_MODULES else layer for layer in layers]
 
 
