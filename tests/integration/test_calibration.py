@@ -50,6 +50,8 @@ def rados_bench_write_iops(cluster, seconds: int, in_flight: int, size: int) -> 
     return float(found.group(1))
 
 
+@pytest.mark.full  # 100 s; make test calibrates in test_relative_rate, and bench P7 and P1 measure
+# the knee against rados bench
 def test_a_calibration_rises_to_a_knee_that_rados_bench_can_reach(ceph_cluster, invoke,
                                                                   sessions, database_url,
                                                                   make_user):

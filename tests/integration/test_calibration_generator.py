@@ -53,6 +53,7 @@ def _calibrate(sessions, database_url, cluster) -> dict:
         return report.calibration_dict(report.load(session, made))
 
 
+@pytest.mark.full  # 27 s; the generator-bound rule is unit-tested (tests/unit/test_knee.py)
 def test_a_slowed_client_marks_the_knee_a_lower_bound_and_the_real_one_does_not(
         ceph_cluster, sessions, database_url, monkeypatch):
     # the real driver first: the lab's OSDs are the limit of 4 KiB writes

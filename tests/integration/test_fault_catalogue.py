@@ -76,11 +76,12 @@ SYSTEMS = {
 # A second disk failure, restored as a replaced disk: fail-disk already covers the class;
 # power goes through one controller (clusters/faults/power.py) for both systems: Ceph's zone in
 # make test, and the Reef lab's node through its BMC; a partition is one nftables rule
-# set for either system (Swift's in make test); a hang is SIGSTOP of a daemon (Ceph's
-# here and in test_a_hung_osd_stays_stopped_until_resumed_and_heal_resumes_it)
+# set for either system (Swift's in make test); a hang is SIGSTOP of a daemon, in make
+# test as test_a_hung_osd_stays_stopped_until_resumed_and_heal_resumes_it
 FULL_ONLY = {("swift", "replace-disk"), ("ceph", "power-off-node"),
              ("swift", "power-off-zone"), ("swift", "power-off-node"),
-             ("ceph", "partition-node"), ("swift", "hang-object-server")}
+             ("ceph", "partition-node"), ("swift", "hang-object-server"),
+             ("ceph", "hang-osd")}
 CASES = [pytest.param(system, name, id=f"{system}-{name}",
                       marks=[pytest.mark.full] if (system, name) in FULL_ONLY else [])
          for system, spec in SYSTEMS.items() for name in spec[0]]

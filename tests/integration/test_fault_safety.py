@@ -77,6 +77,8 @@ def _kill_and_wait_experiment(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.full  # 60 s; a killed run's fault restored by the heal code is in make test through
+# the worker (test_hostile_orphans), and `faultline heal` itself in test_heal_cli
 def test_heal_restores_a_fault_left_by_a_killed_run_and_marks_the_run_interrupted(
         ceph_cluster, database_url, env, tmp_path):
     ceph_probes.wait_for_health_ok(timeout_s=300, require_all_up=True,

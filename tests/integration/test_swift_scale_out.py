@@ -74,6 +74,8 @@ def _data_files(cluster, mount: str) -> int:
     return int(out.strip() or 0)
 
 
+@pytest.mark.full  # 166 s; adding capacity under load is in make test on Ceph
+# (test_ceph_scale), Swift's ring edits are unit-tested (tests/unit/test_swift_scale.py)
 def test_a_device_added_under_scale_gets_data_and_heal_drains_and_removes_it(
         swift_cluster, tmp_path, invoke):
     cluster = swift_cluster

@@ -46,6 +46,8 @@ def _enqueue(sessions, queue_app, experiment: dict) -> int:
                              requested_by="test")
 
 
+@pytest.mark.full  # 58 s; the cluster lock is in make test (test_cluster_lock, and a command-line
+# run refused on a busy cluster below)
 def test_two_runs_on_one_cluster_run_one_after_the_other(ceph_cluster, worker, sessions,
                                                          queue_app):
     first = _enqueue(sessions, queue_app, short_experiment("queue first", [pause(8)]))
