@@ -23,6 +23,7 @@ from clusters.access.inventory import Cluster, Service
 from clusters.exceptions import ClusterError
 from clusters.faults import supervision
 
+from .fault_spec import SIGSTOP, Fault, Scope, where, whole_number
 from .safety import (
     check_blast_radius,
     check_intent,
@@ -198,3 +199,29 @@ def start_daemon(daemon: str = "rgw.lab", configuration: dict = None) -> dict:
         raise ActivityFailed(f"start_daemon: {exc}") from None
     return {**restore_report([outcome]), "daemon": service.name,
             "started": outcome["started_by_restore"]}
+
+
+def _kill_osd_scope(cluster: Cluster, a: dict) -> Scope:
+    osd_id = whole_number("osd_id", a["osd_id"], -1, "a whole number (-1: any)")
+    if osd_id < 0:
+        return Scope("kills one running OSD picked at random (SIGKILL)")
+    service = cluster.service(f"osd.{osd_id}")
+    return Scope(f"kills osd.{osd_id} {where(service.node)} (SIGKILL)", osds=frozenset({osd_id}))
+
+
+def _hang_osd_scope(cluster: Cluster, a: dict) -> Scope:
+    osd_id = whole_number("osd_id", a["osd_id"], 0, "an OSD's number")
+    service = cluster.service(f"osd.{osd_id}")
+    return Scope(f"hangs osd.{osd_id} {where(service.node)} {SIGSTOP}", osds=frozenset({osd_id}))
+
+
+def _kill_daemon_scope(cluster: Cluster, a: dict) -> Scope:
+    service = cluster.service(str(a["daemon"]))
+    return Scope(f"kills {service.name} {where(service.node)} (SIGKILL)")
+
+
+FAULTS = {
+    "kill_osd": Fault("start_osd", _kill_osd_scope),
+    "hang_osd": Fault("resume_osd", _hang_osd_scope),
+    "kill_daemon": Fault("start_daemon", _kill_daemon_scope),
+}

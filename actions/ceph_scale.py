@@ -25,6 +25,7 @@ from clusters.exceptions import ClusterError, InvalidScale
 from clusters.paths import default_inventory
 from clusters.safety import fault_ledger
 
+from .fault_spec import Fault, Scope
 from .safety import (
     check_blast_radius,
     cluster_of,
@@ -189,3 +190,19 @@ def _remove(cluster: Cluster, osd: dict, wait_s: float, allow_unavailable: bool,
     ledger_restored(cluster, KEY + str(osd_id))
     return {"osd": f"osd.{osd_id}", "node": osd["node"], "drained_after_s": drained_s,
             "purged": purged, "on_node": out.strip().splitlines(), "guard": verdict}
+
+
+def _add_osd_scope(cluster: Cluster, a: dict) -> Scope:
+    new_osd.check_node(cluster, a["node"])
+    size = new_osd.check_size(a["size_gib"])
+    return Scope(f"scales out: adds an OSD on a new {size:g} GiB disk of {a['node']} (takes "
+                 "nothing down; data moves onto it)")
+
+
+FAULTS = {"add_osd": Fault("remove_osd", _add_osd_scope, notes={"ceph": (
+    "Adding an OSD is no fault: Ceph reports nothing down, so there is no detection and no "
+    "redundancy figure; the scale figures are the data movement and the clients' "
+    "disruption. CRUSH maps a share of the PGs onto it and their data is copied there; Ceph "
+    "counts the PGs it recovers rather than backfills as undersized and their objects as "
+    "degraded until the new copy is in, and 'data at risk' counts those seconds (the drain "
+    "of the removal does the same, for fewer PGs).")})}

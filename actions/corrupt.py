@@ -43,6 +43,7 @@ from clusters.faults.corruption import (
 )
 from clusters.safety import fault_ledger
 
+from .fault_spec import Fault, Scope
 from .safety import (
     check_blast_radius,
     cluster_of,
@@ -298,3 +299,36 @@ def restore_corruption(object_name: str = "", replica: str = "",
             raise fail("restore_corruption", exc) from None
         ledger_restored(cluster, target.key)
     return {"restored": restored}
+
+
+def _corrupt_scope(cluster: Cluster, a: dict) -> Scope:
+    """A Ceph replica's OSD is stopped while its copy is rewritten; a Swift replica is
+    rewritten with its server running."""
+    check_arguments("corrupt_replica", a, cluster)
+    what = a["object_name"] or "a canary object written for it"
+    if cluster.kind == "ceph":
+        osd_id = a["osd_id"]
+        which = f"osd.{osd_id}'s copy" if osd_id >= 0 else "one non-primary copy"
+        return Scope(f"corrupts {which} of {what}: 16 bytes flipped with ceph-objectstore-tool "
+                     "while that OSD is stopped, then started again",
+                     osds=frozenset({osd_id} if osd_id >= 0 else ()))
+    node = a["node"]
+    which = f"the copy on {node}" if node else "the copy on the ring's last primary node"
+    return Scope(f"corrupts {which} of {what}: 16 bytes flipped in its .data file, behind "
+                 "Swift's back")
+
+
+FAULTS = {"corrupt_replica": Fault("restore_corruption", _corrupt_scope, notes={
+    "ceph": (
+        "Ceph reads an object from its PG's primary only, and BlueStore's checksums were "
+        "rewritten with the flipped bytes (ceph-objectstore-tool writes through BlueStore): "
+        "only a deep scrub, comparing the copies, finds such a corruption (every "
+        "osd_deep_scrub_interval, a week by default, unless asked), and only `pg repair` "
+        "mends it (osd_scrub_auto_repair is off by default)."),
+    "swift": (
+        "Swift's object auditor reads every object and quarantines a copy whose MD5 is not "
+        "its ETag; the object server does the same after a GET that read the copy whole, "
+        "but only after sending it, so a client that does not check the ETag may receive "
+        "corrupt bytes. Replication then puts a good copy back.")})}
+# watches a fault rather than injecting or undoing one
+WATCHES = ("detect_and_repair",)

@@ -10,6 +10,7 @@ from clusters.access.ssh import run_on_node
 from clusters.exceptions import ClusterError
 from clusters.faults import cpu_hog
 
+from .fault_spec import Fault, Scope
 from .safety import (
     check_blast_radius,
     cluster_of,
@@ -75,3 +76,17 @@ def stop_cpu_hog(node: str = "node1", configuration: dict = None) -> dict:
         raise fail("stop_cpu_hog", exc) from None
     ledger_restored(cluster, f"cpuhog:{target.name}")
     return {"node": target.name, "stopped": True, **cpu_hog.parse_cpu_stat(out)}
+
+
+def _hog_scope(cluster: Cluster, a: dict) -> Scope:
+    node = cluster.node(str(a["node"]))
+    hog = cpu_hog.cpu_hog(node.name, a["workers"], a["load_percent"], a["ceiling_cores"],
+                          a["timeout_s"])
+    return Scope(f"starves a node of CPU: {hog.says()} (its daemons keep running)")
+
+
+NOTE = (
+    "A CPU hog leaves every daemon up and slows it; the cluster notices only what gets late "
+    "enough (Ceph: slow ops or heartbeats). On the lab every node shares the same CPUs, so a "
+    "hog on one node slows them all.")
+FAULTS = {"hog_cpu": Fault("stop_cpu_hog", _hog_scope, notes={"ceph": NOTE, "swift": NOTE})}

@@ -23,6 +23,7 @@ from clusters.access.inventory import Cluster, Disk
 from clusters.exceptions import ClusterError
 from clusters.faults import disk_faults
 
+from .fault_spec import Fault, Scope
 from .safety import (
     check_blast_radius,
     cluster_of,
@@ -159,3 +160,16 @@ def restore_disk(node: str = "node1", device: str = "", replace: bool = False,
     if replace and not replaced:
         out["note"] = f"{_label(disk)} was healthy: not replaced"
     return out
+
+
+def _fail_disk_scope(cluster: Cluster, a: dict) -> Scope:
+    disk = _disk(cluster, str(a["node"]), str(a["device"]))
+    return Scope(f"fails {_label(disk)}: XFS shut down, then unmounted",
+                 osds=frozenset({disk.osd} if disk.osd is not None else ()),
+                 keys=frozenset(_swift_keys(disk)))
+
+
+FAULTS = {"fail_disk": Fault("restore_disk", _fail_disk_scope, notes={"swift": (
+    "A failed device answers 507 and the proxy writes its copies to handoffs; Swift does not "
+    "rebuild them elsewhere until the device is removed from the ring, so redundancy returns "
+    "only after the remount (or a replaced, empty device is refilled by the replicators).")})}

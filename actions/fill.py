@@ -14,6 +14,7 @@ from clusters.access.inventory import Cluster
 from clusters.exceptions import ClusterError
 from clusters.faults import filler
 
+from .fault_spec import Fault, Scope
 from .safety import cluster_of, fail, fault_action, ledger_before, ledger_restored
 
 __all__ = ["fill_cluster", "remove_fill"]
@@ -59,3 +60,17 @@ def remove_fill(configuration: dict = None) -> dict:
         raise fail("remove_fill", exc) from None
     ledger_restored(cluster, "fill")
     return result
+
+
+def _fill_scope(cluster: Cluster, a: dict) -> Scope:
+    check_arguments("fill_cluster", a, cluster)
+    where = "the pool's namespace faultline-fill" if cluster.kind == "ceph" \
+        else "the container faultline-fill"
+    return Scope(f"fills the cluster to {a['target']:.0%} raw usage with {a['object_mib']} MiB "
+                 f"objects in {where}")
+
+
+# the note is for a run whose fault comes after the fill (the fill is its baseline's start)
+FAULTS = {"fill_cluster": Fault("remove_fill", _fill_scope, notes={"ceph": (
+    "On a filled cluster a surviving OSD may not take a lost OSD's copies (backfillfull ratio "
+    "0.90): Ceph then cannot re-replicate until the OSD is back.")})}

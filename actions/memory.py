@@ -14,6 +14,7 @@ from clusters.access.ssh import run_on_node
 from clusters.exceptions import ClusterError
 from clusters.faults import memory_hog
 
+from .fault_spec import Fault, Scope
 from .safety import (
     check_blast_radius,
     cluster_of,
@@ -177,3 +178,21 @@ def stop_memory_hog(node: str = "node1", configuration: dict = None) -> dict:
     ledger_restored(cluster, f"memory:{target.name}")
     return {"node": target.name, "stopped": True, "oom_killed": taken,
             "started_by_restore": started, "oom_kills_on_node": kills}
+
+
+def _hog_scope(cluster: Cluster, a: dict) -> Scope:
+    node = cluster.node(str(a["node"]))
+    memory_hog.check(size_mib=a["size_mib"], timeout_s=a["timeout_s"], wait_s=a["wait_s"])
+    size = f"{a['size_mib']} MiB" if a["size_mib"] else f"all but {memory_hog.RESERVE_MIB} MiB"
+    return Scope(f"runs {node.name} out of memory: {size} of it that it cannot give back, for "
+                 f"at most {a['timeout_s']} s, until the kernel's OOM killer takes its biggest "
+                 "daemons", nodes=(node.name,))
+
+
+NOTE = (
+    "A node out of memory: the kernel's OOM killer kills the node's biggest processes until "
+    "the rest fits (SIGKILL, no warning), so what dies depends on what was biggest then; "
+    "the memory hog itself is a tmpfs file no process holds, so it is never picked. What it "
+    "took stays down until the restore starts it (the lab's daemons have no supervisor).")
+FAULTS = {"exhaust_memory": Fault("stop_memory_hog", _hog_scope,
+                                  notes={"ceph": NOTE, "swift": NOTE})}

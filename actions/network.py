@@ -19,6 +19,7 @@ from clusters.exceptions import ClusterError
 from clusters.faults import firewall, link_faults
 from clusters.safety import fault_ledger
 
+from .fault_spec import Fault, Scope
 from .safety import (
     check_blast_radius,
     cluster_of,
@@ -145,3 +146,34 @@ def restore_link(configuration: dict = None) -> dict:
             "packets_seen": seen, "packets_lost": lost,
             "packets_capped": sum(c["capped"] for c in counted),
             "measured_loss": round(lost / seen, 4) if seen else None}
+
+
+def _partition_scope(cluster: Cluster, a: dict) -> Scope:
+    node = cluster.node(str(a["node"]))
+    return Scope(f"cuts node {node.name} off the network (all its traffic but SSH dropped; its "
+                 "daemons keep running)", nodes=(node.name,))
+
+
+def _link_scope(cluster: Cluster, a: dict) -> Scope:
+    fault = _link_fault(cluster, a)
+    return Scope(f"makes the link lossy: {fault.says()} (nftables in prerouting, or netem where "
+                 "the node has it; daemons keep running)",
+                 nodes=(fault.node,) if fault.node else ())
+
+
+LOSSY_LINK_NOTE = (
+    "A lossy link drops packets at random (and polices a cap) while every daemon runs and "
+    "answers: TCP resends what is lost, so clients see latency before errors, and the "
+    "cluster notices only if heartbeats miss their grace. Added latency needs the netem "
+    "qdisc; the fault line says which mechanism this run used.")
+FAULTS = {
+    "partition_node": Fault("heal_partition", _partition_scope, notes={
+        "swift": ("A partitioned node still runs and believes it is fine; the proxy times out "
+                  "on it and error-limits it, writes go to handoffs until the partition "
+                  "heals."),
+        "ceph": ("A partitioned OSD keeps running; its peers report it down after the "
+                 "heartbeat grace, and after the partition heals it rejoins by itself "
+                 "(slow-ping warnings can hold HEALTH_WARN for a minute).")}),
+    "degrade_link": Fault("restore_link", _link_scope,
+                          notes={"ceph": LOSSY_LINK_NOTE, "swift": LOSSY_LINK_NOTE}),
+}

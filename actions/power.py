@@ -16,6 +16,7 @@ from clusters.access.inventory import Cluster
 from clusters.exceptions import ClusterError
 from clusters.faults import power
 
+from .fault_spec import Fault, Scope
 from .safety import (
     check_blast_radius,
     cluster_of,
@@ -143,3 +144,35 @@ def power_on_zone(zone: str = "zone1", timeout_s: float = 600,
     for node in nodes:
         ledger_restored(cluster, f"power:{node}")
     return {"zone": zone, "nodes": results}
+
+
+def _how(node) -> str:
+    return {"netns": "lab link down", "ipmi": "BMC", "ssh": "nftables over SSH"}.get(
+        power.controller_of(node), power.controller_of(node))
+
+
+def _node_scope(cluster: Cluster, a: dict) -> Scope:
+    node = cluster.node(str(a["node"]))
+    return Scope(f"powers off node {node.name} ({_how(node)}): every daemon of it dies",
+                 nodes=(node.name,))
+
+
+def _zone_scope(cluster: Cluster, a: dict) -> Scope:
+    zone = str(a["zone"])
+    nodes = cluster.nodes_in_zone(zone)
+    return Scope(f"powers off zone {zone}: {', '.join(n.name for n in nodes)} "
+                 f"({', '.join(sorted({_how(n) for n in nodes}))})",
+                 nodes=tuple(n.name for n in nodes))
+
+
+SWIFT_NOTE = (
+    "A powered-off node or zone is transient to Swift: the proxy times out on it, writes go "
+    "to handoffs, and nothing is rebuilt until it returns.")
+FAULTS = {
+    "power_off_node": Fault("power_on_node", _node_scope, notes={"swift": SWIFT_NOTE}),
+    "power_off_zone": Fault("power_on_zone", _zone_scope, notes={
+        "swift": SWIFT_NOTE,
+        "ceph": ("With one copy per zone and three zones, Ceph cannot re-replicate a lost "
+                 "zone's copies anywhere: it stays degraded (but active, min_size 2) until "
+                 "the zone returns.")}),
+}

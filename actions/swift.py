@@ -24,6 +24,7 @@ from clusters.safety import fault_ledger
 from clusters.swift import new_device, scale_steps
 from clusters.swift.admin import DEFAULT_PORTS, SwiftAdmin, proxy_address
 
+from .fault_spec import SIGSTOP, Fault, Scope, where
 from .safety import (
     check_blast_radius,
     check_intent,
@@ -335,3 +336,32 @@ def _drain_and_remove(cluster: Cluster, dev: new_device.ScaleDevice, standing: d
     drained = scale_steps.wait_until_moved(cluster, since, timeout_s, drained=dev)
     scale_steps.change_rings(cluster, dev, "remove")
     return {"drained_s": drained["moved_s"], "removed_from": list(rings), "guard": verdict}
+
+
+def _server_scope(does: str, how: str):
+    def scope(cluster: Cluster, a: dict) -> Scope:
+        server, node = str(a["server"]), str(a["node"])
+        if server == "proxy":
+            return Scope(f"{does} the proxy-server {how}")
+        cluster.node(node)
+        keys = {f"{server}:{d.node}/{d.swift_device}" for d in cluster.disks_on(node)
+                if d.swift_device}
+        return Scope(f"{does} {server}-server.{node} {where(node)} {how}", keys=frozenset(keys))
+    return scope
+
+
+def _add_device_scope(cluster: Cluster, a: dict) -> Scope:
+    dev = _scale_device(cluster, {k: v for k, v in a.items() if v is not None})
+    return Scope(f"scales out: adds {dev.says()}, rebalanced and pushed to every node (takes "
+                 "nothing down; data moves onto it)")
+
+
+FAULTS = {
+    "kill_server": Fault("start_server", _server_scope("kills", "(SIGKILL)")),
+    "hang_server": Fault("resume_server", _server_scope("hangs", SIGSTOP)),
+    "add_device": Fault("remove_device", _add_device_scope, notes={"swift": (
+        "Adding a device is no fault: Swift reports nothing (no detection, no redundancy "
+        "lost), so the scale figures are the data movement and the clients' disruption. The "
+        "servers read a pushed ring within 15 s; until replication has moved a partition to "
+        "its new primary, reads that land there miss and the proxy tries the next copy.")}),
+}

@@ -18,6 +18,7 @@ from clusters.access.inventory import Cluster, Service
 from clusters.exceptions import ClusterError, InvalidThrottle, RemoteCommandFailed
 from clusters.faults import io_throttle
 
+from .fault_spec import Fault, Scope
 from .safety import (
     check_blast_radius,
     cluster_of,
@@ -44,16 +45,21 @@ def check_arguments(func: str, arguments: dict, cluster: Cluster) -> None:
         raise ActivityFailed(str(exc)) from None
 
 
+def _taken(cluster: Cluster, service: Service) -> tuple[set[int], set[str]]:
+    """What a throttled daemon counts as taken, for the guard: its OSD, or its server's
+    ring keys on its node."""
+    if service.kind == "osd":
+        return {int(service.name.split(".")[1])}, set()
+    ring = service.kind.removesuffix("-server")
+    return set(), {f"{ring}:{d.node}/{d.swift_device}" for d in cluster.disks_on(service.node)
+                   if d.swift_device}
+
+
 def _guard(cluster: Cluster, service: Service, what: str, allow_unavailable: bool) -> dict:
     """As if the daemon were down: a disk slow enough may get it marked down, or its
     requests timed out."""
-    if service.kind == "osd":
-        return check_blast_radius(cluster, what, allow_unavailable,
-                                  osds={int(service.name.split(".")[1])})
-    ring = service.kind.removesuffix("-server")
-    keys = {f"{ring}:{d.node}/{d.swift_device}" for d in cluster.disks_on(service.node)
-            if d.swift_device}
-    return check_blast_radius(cluster, what, allow_unavailable, swift_keys=keys)
+    osds, keys = _taken(cluster, service)
+    return check_blast_radius(cluster, what, allow_unavailable, osds=osds, swift_keys=keys)
 
 
 @fault_action
@@ -121,3 +127,14 @@ def _recorded_origin(cluster: Cluster, service: Service) -> str:
         return io_throttle.confined_origin(origin)
     except InvalidThrottle as exc:
         raise refused_record("unthrottle_disk", key, f"names back_to {origin!r}: {exc}") from None
+
+
+def _throttle_scope(cluster: Cluster, a: dict) -> Scope:
+    throttle = io_throttle.throttle_of(cluster, a["daemon"],
+                                       **{k: a[k] for k in io_throttle.LIMITS})
+    osds, keys = _taken(cluster, cluster.service(throttle.daemon))
+    return Scope(f"slows a disk: {throttle.says()} (cgroup v1 blkio; the daemon stays up)",
+                 osds=frozenset(osds), keys=frozenset(keys))
+
+
+FAULTS = {"throttle_disk": Fault("unthrottle_disk", _throttle_scope)}

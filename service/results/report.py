@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from actions import fault_spec
 from service.store.models import Run
 
 from .analysis import CLIENT_RECOVERY_TOLERANCE, NO_DISRUPTION, NOT_STARTED
@@ -37,93 +38,20 @@ NOTES = {
 }
 
 
-LOSSY_LINK_NOTE = (
-    "A lossy link drops packets at random (and polices a cap) while every daemon runs and "
-    "answers: TCP resends what is lost, so clients see latency before errors, and the "
-    "cluster notices only if heartbeats miss their grace. Added latency needs the netem "
-    "qdisc; the fault line says which mechanism this run used.")
-
-CPU_HOG_NOTE = (
-    "A CPU hog leaves every daemon up and slows it; the cluster notices only what gets late "
-    "enough (Ceph: slow ops or heartbeats). On the lab every node shares the same CPUs, so a "
-    "hog on one node slows them all.")
-
-MEMORY_NOTE = (
-    "A node out of memory: the kernel's OOM killer kills the node's biggest processes until "
-    "the rest fits (SIGKILL, no warning), so what dies depends on what was biggest then; "
-    "the memory hog itself is a tmpfs file no process holds, so it is never picked. What it "
-    "took stays down until the restore starts it (the lab's daemons have no supervisor).")
-
-# what each system does about a fault class, beyond the general note (matched on the
-# fault activity's name, as the experiments under experiments/ name them)
-FAULT_NOTES = {
-    ("swift", "fail-disk"): (
-        "A failed device answers 507 and the proxy writes its copies to handoffs; Swift does "
-        "not rebuild them elsewhere until the device is removed from the ring, so redundancy "
-        "returns only after the remount (or a replaced, empty device is refilled by the "
-        "replicators)."),
-    ("swift", "power-off"): (
-        "A powered-off node or zone is transient to Swift: the proxy times out on it, writes "
-        "go to handoffs, and nothing is rebuilt until it returns."),
-    ("swift", "partition"): (
-        "A partitioned node still runs and believes it is fine; the proxy times out on it and "
-        "error-limits it, writes go to handoffs until the partition heals."),
-    ("ceph", "power-off-zone"): (
-        "With one copy per zone and three zones, Ceph cannot re-replicate a lost zone's "
-        "copies anywhere: it stays degraded (but active, min_size 2) until the zone returns."),
-    ("ceph", "partition"): (
-        "A partitioned OSD keeps running; its peers report it down after the heartbeat "
-        "grace, and after the partition heals it rejoins by itself (slow-ping warnings can "
-        "hold HEALTH_WARN for a minute)."),
-    ("ceph", "fill"): (
-        "On a filled cluster a surviving OSD may not take a lost OSD's copies (backfillfull "
-        "ratio 0.90): Ceph then cannot re-replicate until the OSD is back."),
-    ("ceph", "throttle"): (
-        "A throttled OSD stays up: its heartbeats do not touch the disk, so the monitors see "
-        "nothing, while writes to its PGs wait for it (every copy is written before the "
-        "acknowledgement). Ceph reports it only as slow ops (SLOW_OPS), once an operation "
-        "waited osd_op_complaint_time (30 s)."),
-    ("swift", "throttle"): (
-        "A throttled object server stays up and answers its healthcheck; writes need a quorum "
-        "of copies and go on with the others, reads sent to it wait for its disk."),
-    ("ceph", "corrupt-replica"): (
-        "Ceph reads an object from its PG's primary only, and BlueStore's checksums were "
-        "rewritten with the flipped bytes (ceph-objectstore-tool writes through BlueStore): "
-        "only a deep scrub, comparing the copies, finds such a corruption (every "
-        "osd_deep_scrub_interval, a week by default, unless asked), and only `pg repair` "
-        "mends it (osd_scrub_auto_repair is off by default)."),
-    ("swift", "corrupt-replica"): (
-        "Swift's object auditor reads every object and quarantines a copy whose MD5 is not "
-        "its ETag; the object server does the same after a GET that read the copy whole, "
-        "but only after sending it, so a client that does not check the ETag may receive "
-        "corrupt bytes. Replication then puts a good copy back."),
-    ("swift", "add-device"): (
-        "Adding a device is no fault: Swift reports nothing (no detection, no redundancy "
-        "lost), so the scale figures are the data movement and the clients' disruption. The "
-        "servers read a pushed ring within 15 s; until replication has moved a partition to "
-        "its new primary, reads that land there miss and the proxy tries the next copy."),
-    ("ceph", "add-osd"): (
-        "Adding an OSD is no fault: Ceph reports nothing down, so there is no detection and "
-        "no redundancy figure; the scale figures are the data movement and the clients' "
-        "disruption. CRUSH maps a share of the PGs onto it and their data is copied there; "
-        "Ceph counts the PGs it recovers rather than backfills as undersized and their "
-        "objects as degraded until the new copy is in, and 'data at risk' counts those "
-        "seconds (the drain of the removal does the same, for fewer PGs)."),
-    ("ceph", "hog-cpu"): CPU_HOG_NOTE,
-    ("swift", "hog-cpu"): CPU_HOG_NOTE,
-    ("ceph", "exhaust-memory"): MEMORY_NOTE,
-    ("swift", "exhaust-memory"): MEMORY_NOTE,
-    ("ceph", "lossy-link"): LOSSY_LINK_NOTE,
-    ("swift", "lossy-link"): LOSSY_LINK_NOTE,
-}
-
-
-def fault_note(kind: str, fault: str | None, fill: bool = False) -> str | None:
-    if fill and (kind, "fill") in FAULT_NOTES:
-        return FAULT_NOTES[(kind, "fill")]
-    for (system, prefix), note in FAULT_NOTES.items():
-        if system == kind and fault and fault.startswith(prefix):
-            return note
+def fault_note(run: Run) -> str | None:
+    """What this system does about the run's class of fault, beyond the general note: the
+    fault action's own note (actions.fault_spec). For a run whose baseline began after an
+    earlier action (a fill), that action's note, since its state is what the fault met."""
+    method = [a for a in (run.experiment or {}).get("method") or [] if isinstance(a, dict)]
+    fault, filled = _activities(run)
+    actions = [(a.get("name"), fault_spec.action_of(a)) for a in method]
+    before = actions[:next((i for i, (name, _) in enumerate(actions) if name == fault),
+                           len(actions))]
+    chosen = [action for _, action in before] if filled else []
+    chosen += [action for name, action in actions if name == fault]
+    for action in chosen:
+        if action is not None and run.cluster_kind in action.fault.notes:
+            return action.fault.notes[run.cluster_kind]
     return None
 
 
@@ -306,7 +234,7 @@ def report_dict(run: Run) -> dict[str, Any]:
     out["offered_ops"] = figures.get("offered_ops")
     out["verify"] = run.verify
     out["note"] = NOTES.get(run.cluster_kind)
-    out["fault_note"] = fault_note(run.cluster_kind, *_activities(run))
+    out["fault_note"] = fault_note(run)
     out["topology_note"] = topology_note(run)
     out["silenced_note"] = silenced_note(run)  # abort alerts silenced in Alertmanager
     out["corruption"] = corruption_figures(run)

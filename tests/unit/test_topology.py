@@ -91,7 +91,7 @@ def test_a_lost_zone_is_rebuilt_elsewhere_when_zones_outnumber_the_copies():
 
 @pytest.mark.parametrize("fault", [
     action("ceph", "kill_osd", osd_id=1),  # zone1's other OSD takes its copies
-    action("ceph", "fail_disk", node="node2"),
+    action("disk", "fail_disk", node="node2"),
     action("ceph", "kill_osd", osd_id=-1),  # picked at random: nothing is known
     action("ceph", "kill_osd", osd_id=9),  # not in the inventory: preflight's to refuse
 ])
@@ -153,7 +153,7 @@ def test_swift_a_zone_off_names_each_device_once_for_every_ring():
 
 
 def test_swift_a_failed_disk_is_copied_to_handoffs_but_still_missing_from_dispersion():
-    [note] = topology_notes(experiment(action("swift", "fail_disk", node="node1")), swift())
+    [note] = topology_notes(experiment(action("disk", "fail_disk", node="node1")), swift())
 
     assert note == (
         "node1/d1 (every ring) stays in Swift's rings while failed: it answers 507, so "
