@@ -1,6 +1,6 @@
 """The experiment catalogue: the experiment files of a directory and its suites.
 
-The dashboard lists them (the files service.experiments.store finds, described for a
+The dashboard lists them (the files service.experiments.library finds, described for a
 page) and triggers runs of them by name (the file's stem): a name
 that is not a file of the directory is refused, so a request never reads an arbitrary
 path. Entries are read as plain JSON for the listing; a run is checked in full by
@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import store as experiment_store
+from . import library
 from .documents import CONTROL_MODULE
 from .exceptions import CatalogueError
 
 SYSTEMS = ("ceph", "swift")
-DEFAULT_DIR = experiment_store.default_directory()
+DEFAULT_DIR = library.default_directory()
 
 
 @dataclass(frozen=True)
@@ -47,11 +47,11 @@ class SuiteEntry:
 
 
 def experiments(directory: Path = DEFAULT_DIR) -> list[ExperimentEntry]:
-    return [_experiment(p) for p in experiment_store.files(directory).values()]
+    return [_experiment(p) for p in library.files(directory).values()]
 
 
 def suites(directory: Path = DEFAULT_DIR) -> list[SuiteEntry]:
-    return [_suite(p) for p in experiment_store.suite_files(directory).values()]
+    return [_suite(p) for p in library.suite_files(directory).values()]
 
 
 def experiment(name: str, directory: Path = DEFAULT_DIR) -> ExperimentEntry:

@@ -28,7 +28,7 @@ from actions import (
 from clusters.access import services as cluster_services
 from clusters.access.ssh import NodeShell
 from clusters.safety import fault_ledger
-from service.experiments.store import default_directory
+from service.experiments.library import default_directory
 
 # every restore a fault names in the ledger, and the only "which" a restore may be told
 RESTORES = [ceph.start_osd, ceph.resume_osd, ceph.start_daemon, swift.start_server,

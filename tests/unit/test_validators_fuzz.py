@@ -25,7 +25,7 @@ from loadgen.exceptions import WorkloadError
 from loadgen.workload import OPS, Workload, parse_workload
 from service.exceptions import InvalidInput
 from service.experiments import documents
-from service.experiments.store import check_upload
+from service.experiments.library import check_upload
 
 REPO = Path(__file__).resolve().parents[2]
 EXPERIMENTS = sorted((REPO / "experiments").glob("*.json"))

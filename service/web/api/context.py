@@ -12,7 +12,7 @@ from pathlib import Path
 from flask import Flask, current_app
 from flask_login import current_user
 
-from service.experiments.store import default_directory
+from service.experiments.library import default_directory
 
 from ..context import queue_app, sessions  # noqa: F401  (one of each for the whole app)
 

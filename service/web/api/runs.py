@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from flask import url_for
 
-from service.experiments import store as catalogue
+from service.experiments import library
 from service.jobs import run_queue
 from service.results import queries as run_queries
 from service.results import series as run_series
@@ -42,7 +42,7 @@ def create_run():
     body = fields(json_body(), required={"experiment": str, "cluster": str},
                   optional={"workload": dict})
     with named_in_body():
-        entry, document = catalogue.get(sessions(), experiments_dir(), body["experiment"])
+        entry, document = library.get(sessions(), experiments_dir(), body["experiment"])
     with queue_app() as app:
         run_id = run_queue.enqueue(sessions(), app, document, cluster=body["cluster"],
                                    inventory=inventory(), experiment_path=entry.path,

@@ -11,7 +11,7 @@ from typing import Any
 
 from flask import url_for
 
-from service.experiments import store as catalogue
+from service.experiments import library
 from service.results import queries as run_queries
 from service.schedules import services as schedules
 from service.web.audit import note
@@ -90,11 +90,11 @@ def _paths(body: dict[str, Any]) -> dict[str, str | None]:
     paths: dict[str, str | None] = {}
     if "experiment" in body:
         with named_in_body():
-            paths["experiment_path"] = (catalogue.file_path(experiments_dir(),
+            paths["experiment_path"] = (library.file_path(experiments_dir(),
                                                             body["experiment"])
                                         if body["experiment"] is not None else None)
     if "suite" in body:
-        paths["suite_path"] = (catalogue.suite_path(experiments_dir(), body["suite"])
+        paths["suite_path"] = (library.suite_path(experiments_dir(), body["suite"])
                                if body["suite"] is not None else None)
     return paths
 
