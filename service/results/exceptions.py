@@ -18,10 +18,6 @@ class CompareError(ResultsError, InvalidInput):
     """The comparison was asked for something that cannot be compared (fewer than two runs)."""
 
 
-class HistoryError(ResultsError, InvalidInput):
-    """A filter or page that makes no sense; the message says which."""
-
-
 class RunQueryError(ResultsError, InvalidInput):
     """A filter or paging value that makes no sense."""
 

@@ -3,11 +3,12 @@ events and its Chaos Toolkit journal. Each function opens and closes its own ses
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import func, or_, select
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from service.store.models import Run
 from service.store.paging import Page
@@ -26,8 +27,9 @@ MAX_PER_PAGE = 200
 
 @dataclass(frozen=True)
 class RunFilter:
-    """Which runs to list; None means any. `experiment` matches a substring of the
-    experiment file's path or of the title, case-insensitively."""
+    """Which runs to list (the API's list and the dashboard's alike); None or "" means any.
+    `experiment` matches a substring of the experiment file's path or of the title,
+    case-insensitively, or, when it is a number, the run of that id too."""
 
     status: str | None = None
     cluster: str | None = None
@@ -36,18 +38,21 @@ class RunFilter:
     schedule_id: int | None = None
 
     def check(self) -> None:
-        if self.status is not None and self.status not in STATUSES:
+        if self.status and self.status not in STATUSES:
             raise RunQueryError(f"unknown status {self.status!r} (known: {', '.join(STATUSES)})")
-        if self.kind is not None and self.kind not in KINDS:
+        if self.kind and self.kind not in KINDS:
             raise RunQueryError(f"unknown kind {self.kind!r} (known: {', '.join(KINDS)})")
 
-
+    def as_dict(self) -> dict[str, Any]:
+        """The fields that filter, by name (the dashboard's links keep them)."""
+        return {k: v for k, v in vars(self).items() if v not in (None, "")}
 
 
 def list_runs(sessions: sessionmaker[Session], where: RunFilter, page: int = 1,
-              per_page: int = 50) -> Page:
+              per_page: int = 50, row: Callable[[Run], dict[str, Any]] | None = None) -> Page:
     """Newest first. `page` counts from 1; `per_page` above MAX_PER_PAGE is capped to it; a
-    page past the last is empty (with the total)."""
+    page past the last is empty (with the total). Each run as `row` makes it: the list's
+    summary by default, the dashboard's report rows (`report_row`)."""
     where.check()
     if page < 1:
         raise RunQueryError(f"page must be 1 or more, not {page}")
@@ -57,24 +62,30 @@ def list_runs(sessions: sessionmaker[Session], where: RunFilter, page: int = 1,
     conditions = matching(where)
     with sessions() as session:
         total = session.execute(select(func.count(Run.id)).where(*conditions)).scalar_one()
-        runs = session.execute(select(Run).where(*conditions).order_by(Run.id.desc())
-                               .offset((page - 1) * per_page).limit(per_page)).scalars().all()
-        return Page([summary(r) for r in runs], page, per_page, total)
+        query = select(Run).where(*conditions)
+        if row is not None:  # a report reads the events
+            query = query.options(selectinload(Run.events))
+        runs = session.execute(query.order_by(Run.id.desc()).offset((page - 1) * per_page)
+                               .limit(per_page)).scalars().all()
+        return Page([(row or summary)(r) for r in runs], page, per_page, total)
 
 
 def matching(where: RunFilter) -> list:
     """The WHERE conditions of a filter (the API's list and the dashboard's history)."""
     conditions = []
-    if where.status is not None:
+    if where.status:
         conditions.append(Run.status == where.status)
-    if where.cluster is not None:
+    if where.cluster:
         conditions.append(Run.cluster == where.cluster)
-    if where.kind is not None:
+    if where.kind:
         conditions.append(Run.cluster_kind == where.kind)
     if where.schedule_id is not None:
         conditions.append(Run.schedule_id == where.schedule_id)
     if where.experiment:
-        conditions.append(or_(*text_matches(where.experiment)))
+        matches = text_matches(where.experiment)
+        if where.experiment.isdigit():
+            matches.append(Run.id == int(where.experiment))
+        conditions.append(or_(*matches))
     return conditions
 
 
@@ -83,6 +94,17 @@ def text_matches(text: str) -> list:
     pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
     return [Run.experiment_path.ilike(pattern, escape="\\"),
             Run.title.ilike(pattern, escape="\\")]
+
+
+def report_row(run: Run) -> dict[str, Any]:
+    """A run as the dashboard's list shows it: its report, with who asked and the file."""
+    return {**report_dict(run), "experiment_path": run.experiment_path,
+            "requested_by": run.requested_by}
+
+
+def clusters_seen(session: Session) -> list[str]:
+    """Every cluster some run targeted, for the filter's choices."""
+    return list(session.execute(select(Run.cluster).distinct().order_by(Run.cluster)).scalars())
 
 
 def summary(run: Run) -> dict[str, Any]:

@@ -13,6 +13,10 @@ class Page:
     per_page: int
     total: int
 
+    @property
+    def pages(self) -> int:
+        return max(1, -(-self.total // self.per_page))
+
     def as_dict(self) -> dict[str, Any]:
         return {"items": self.items, "page": self.page, "per_page": self.per_page,
                 "total": self.total}

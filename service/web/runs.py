@@ -25,14 +25,15 @@ from flask import (
 )
 
 from service.jobs.run_queue import QueueError, cancel
+from service.results.exceptions import RunQueryError
 from service.results.figures import RunNotFound, get_run
-from service.results.history import (
+from service.results.queries import (
     KINDS,
     STATUSES,
-    HistoryError,
     RunFilter,
     clusters_seen,
-    find_runs,
+    list_runs,
+    report_row,
 )
 from service.results.report import FIGURE_KEYS, report_dict
 from service.results.series import ACTIVE, MARKED, run_series, run_timeline
@@ -48,19 +49,23 @@ bp = Blueprint("runs", __name__)
 @bp.get("/")
 def index():
     try:
+        # the search box ("text") matches the title, the file or the run id
         where = RunFilter(**{k: request.args.get(k, "").strip()
-                             for k in ("status", "cluster", "kind", "text")})
+                             for k in ("status", "cluster", "kind")},
+                          experiment=request.args.get("text", "").strip())
+        where.check()
         page = request.args.get("page", "1")
         if not page.isdigit():
-            raise HistoryError(f"page must be a number, not {page!r}")
+            raise RunQueryError(f"page must be a number, not {page!r}")
         interrupt_dead_runs(sessions(), "the dashboard's runs list")  # a run whose process died
+        found = list_runs(sessions(), where, int(page), row=report_row)
         with sessions()() as session:
-            found = find_runs(session, where, int(page))
             known = clusters_seen(session)
-    except HistoryError as exc:
+    except RunQueryError as exc:
         abort(400, description=str(exc))
-    return render_template("runs.html", runs=found.runs, found=found, where=where,
-                           statuses=STATUSES, kinds=KINDS, clusters=known)
+    links = {("text" if k == "experiment" else k): v for k, v in where.as_dict().items()}
+    return render_template("runs.html", runs=found.items, found=found, where=where,
+                           links=links, statuses=STATUSES, kinds=KINDS, clusters=known)
 
 
 @bp.get("/runs/<int:run_id>")

@@ -56,7 +56,7 @@ def test_the_run_history_shows_fifty_runs_a_page_newest_first(viewer, rolled_bac
 
 @pytest.mark.parametrize(("query", "message"), [
     ("status=exploded", "unknown status &#39;exploded&#39;"),
-    ("kind=hdfs", "unknown cluster kind &#39;hdfs&#39;"),
+    ("kind=hdfs", "unknown kind &#39;hdfs&#39; (known: ceph, swift)"),
     ("page=0", "page must be 1 or more, not 0"),
     ("page=x", "page must be a number, not &#39;x&#39;"),
 ])
