@@ -202,7 +202,8 @@ def start_daemon(daemon: str = "rgw.lab", configuration: dict = None) -> dict:
 
 
 def _kill_osd_scope(cluster: Cluster, a: dict) -> Scope:
-    osd_id = whole_number("osd_id", a["osd_id"], -1, "a whole number (-1: any)")
+    # any negative number is "any", as kill_osd takes it
+    osd_id = whole_number("osd_id", a["osd_id"], -(2**63), "a whole number (-1: any)")
     if osd_id < 0:
         return Scope("kills one running OSD picked at random (SIGKILL)")
     service = cluster.service(f"osd.{osd_id}")

@@ -137,4 +137,12 @@ def _throttle_scope(cluster: Cluster, a: dict) -> Scope:
                  osds=frozenset(osds), keys=frozenset(keys))
 
 
-FAULTS = {"throttle_disk": Fault("unthrottle_disk", _throttle_scope)}
+FAULTS = {"throttle_disk": Fault("unthrottle_disk", _throttle_scope, notes={
+    "ceph": (
+        "A throttled OSD stays up: its heartbeats do not touch the disk, so the monitors see "
+        "nothing, while writes to its PGs wait for it (every copy is written before the "
+        "acknowledgement). Ceph reports it only as slow ops (SLOW_OPS), once an operation "
+        "waited osd_op_complaint_time (30 s)."),
+    "swift": (
+        "A throttled object server stays up and answers its healthcheck; writes need a quorum "
+        "of copies and go on with the others, reads sent to it wait for its disk.")})}

@@ -1,5 +1,6 @@
-"""Reading runs for the API: a filtered, paged list, one run in full, its figures, its
-events and its Chaos Toolkit journal. Each function opens and closes its own session."""
+"""Reading runs for the API and the dashboard: a filtered, paged list (one model for both),
+one run in full, its figures, its events and its Chaos Toolkit journal. Each function opens
+and closes its own session."""
 
 from __future__ import annotations
 
@@ -83,8 +84,8 @@ def matching(where: RunFilter) -> list:
         conditions.append(Run.schedule_id == where.schedule_id)
     if where.experiment:
         matches = text_matches(where.experiment)
-        if where.experiment.isdigit():
-            matches.append(Run.id == int(where.experiment))
+        if _run_id(where.experiment) is not None:
+            matches.append(Run.id == _run_id(where.experiment))
         conditions.append(or_(*matches))
     return conditions
 
@@ -94,6 +95,14 @@ def text_matches(text: str) -> list:
     pattern = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
     return [Run.experiment_path.ilike(pattern, escape="\\"),
             Run.title.ilike(pattern, escape="\\")]
+
+
+def _run_id(text: str) -> int | None:
+    """The run id a search text is, if it is one (ASCII digits within the column's range:
+    "²" is a digit to Python, and PostgreSQL refuses an integer past 2^31 - 1)."""
+    if text.isascii() and text.isdigit() and int(text) < 2**31:
+        return int(text)
+    return None
 
 
 def report_row(run: Run) -> dict[str, Any]:

@@ -41,17 +41,26 @@ NOTES = {
 def fault_note(run: Run) -> str | None:
     """What this system does about the run's class of fault, beyond the general note: the
     fault action's own note (actions.fault_spec). For a run whose baseline began after an
-    earlier action (a fill), that action's note, since its state is what the fault met."""
-    method = [a for a in (run.experiment or {}).get("method") or [] if isinstance(a, dict)]
+    action that prepared the cluster (`baseline_after`, a fill), that action's note, since
+    its state is what the fault met. The experiment is the queued one, else the journal's."""
+    experiment = run.experiment or (run.journal or {}).get("experiment") or {}
+    method = experiment.get("method") if isinstance(experiment, dict) else None
+    actions = {a.get("name"): fault_spec.action_of(a)
+               for a in (method if isinstance(method, list) else []) if isinstance(a, dict)}
     fault, filled = _activities(run)
-    actions = [(a.get("name"), fault_spec.action_of(a)) for a in method]
-    before = actions[:next((i for i, (name, _) in enumerate(actions) if name == fault),
-                           len(actions))]
-    chosen = [action for _, action in before] if filled else []
-    chosen += [action for name, action in actions if name == fault]
-    for action in chosen:
+    chosen = [actions.get(_baseline_after(experiment))] if filled else []
+    for action in [*chosen, actions.get(fault)]:
         if action is not None and run.cluster_kind in action.fault.notes:
             return action.fault.notes[run.cluster_kind]
+    return None
+
+
+def _baseline_after(experiment: dict[str, Any]) -> str | None:
+    """The activity the control measured the baseline after (its `baseline_after`)."""
+    for control in experiment.get("controls") or []:
+        provider = control.get("provider") if isinstance(control, dict) else None
+        if isinstance(provider, dict) and provider.get("module") == "service.control":
+            return (provider.get("arguments") or {}).get("baseline_after")
     return None
 
 

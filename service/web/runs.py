@@ -55,7 +55,7 @@ def index():
                           experiment=request.args.get("text", "").strip())
         where.check()
         page = request.args.get("page", "1")
-        if not page.isdigit():
+        if not (page.isascii() and page.isdigit() and int(page) < 2**31):
             raise RunQueryError(f"page must be a number, not {page!r}")
         interrupt_dead_runs(sessions(), "the dashboard's runs list")  # a run whose process died
         found = list_runs(sessions(), where, int(page), row=report_row)

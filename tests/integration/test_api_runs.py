@@ -265,6 +265,9 @@ def test_runs_are_filtered_by_status_kind_experiment_and_schedule(viewer, stored
     assert ids(experiment="CEPH-KILL-osd") == [completed]  # the path, any case
     assert ids(experiment="loses a disk") == [failed]  # the title
     assert ids(experiment="100%_") == []  # LIKE's wildcards are plain characters
+    assert ids(experiment=str(failed)) == [failed]  # a number is a run id too
+    # a digit Python knows but int() does not, and an id past the column's range: no run
+    assert ids(experiment="\u00b2") == [] and ids(experiment="99999999999") == []
     assert ids(schedule_id=987654321) == []
 
 

@@ -59,6 +59,8 @@ def test_the_run_history_shows_fifty_runs_a_page_newest_first(viewer, rolled_bac
     ("kind=hdfs", "unknown kind &#39;hdfs&#39; (known: ceph, swift)"),
     ("page=0", "page must be 1 or more, not 0"),
     ("page=x", "page must be a number, not &#39;x&#39;"),
+    ("page=%C2%B2", "page must be a number, not &#39;\u00b2&#39;"),
+    ("page=99999999999", "page must be a number, not &#39;99999999999&#39;"),
 ])
 def test_a_bad_history_filter_is_400_with_its_reason(viewer, query, message):
     response = viewer.get(f"/?{query}")

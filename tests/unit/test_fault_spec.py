@@ -49,6 +49,7 @@ def test_a_scope_gets_the_actions_own_defaults():
     kill = fault_spec.fault_actions()[("actions.ceph", "kill_osd")]
     assert kill.scope(CLUSTERS["ceph"], {}).says == \
         "kills one running OSD picked at random (SIGKILL)"
+    assert kill.scope(CLUSTERS["ceph"], {"osd_id": -2}).osds == frozenset()  # any, as -1
     hang = fault_spec.fault_actions()[("actions.ceph", "hang_osd")]  # osd_id=1 by default
     assert hang.scope(CLUSTERS["ceph"], {}).osds == {1}
     memory = fault_spec.fault_actions()[("actions.memory", "exhaust_memory")]
@@ -62,10 +63,17 @@ def test_an_argument_the_action_does_not_take_is_a_problem_of_the_experiment():
 
 
 def _run(kind: str, method: list[dict], fault: str, filled: bool = False) -> Run:
+    """A run started from the command line: the experiment is in its journal only."""
     events = [Event(kind="fault_injected", ts=2.0, detail={"name": fault})]
+    controls = []
     if filled:
         events.insert(0, Event(kind="baseline_started", ts=1.0, detail={}))
-    return Run(cluster_kind=kind, experiment={"method": method}, events=events)
+        controls = [{"name": "faultline", "provider": {
+            "type": "python", "module": "service.control",
+            "arguments": {"baseline_after": method[0]["name"]}}}]
+    return Run(cluster_kind=kind, journal={"experiment": {"method": method,
+                                                            "controls": controls}},
+               events=events)
 
 
 def _action(name: str, module: str, func: str) -> dict:
@@ -82,6 +90,18 @@ def test_the_note_follows_the_action_not_the_activitys_name():
     assert fault_note(misnamed) is None
     # the same fault on Ceph has no Swift note
     assert fault_note(_run("ceph", [_action("zap", "actions.disk", "fail_disk")], "zap")) is None
+
+
+def test_a_queued_runs_own_experiment_is_read_first():
+    run = _run("swift", [_action("zap", "actions.disk", "fail_disk")], "zap")
+    run.experiment = {"method": [_action("zap", "actions.swift", "kill_server")]}
+    assert fault_note(run) is None  # the queued document, not the journal's
+
+
+def test_a_throttled_disk_has_its_note_on_both_systems():
+    method = [_action("slow", "actions.throttle", "throttle_disk")]
+    assert "SLOW_OPS" in fault_note(_run("ceph", method, "slow"))
+    assert "answers its healthcheck" in fault_note(_run("swift", method, "slow"))
 
 
 def test_a_fault_after_a_fill_gets_the_fills_note_on_ceph_and_its_own_on_swift():
