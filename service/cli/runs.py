@@ -16,7 +16,7 @@ from service.experiments.repeats import MAX_TRIALS
 from service.results import comparison as compare
 from service.results import figures
 from service.results.report import format_report, report_dict
-from service.runs import trials
+from service.runs import launch, trials
 from service.runs.audit import reverify
 from service.store import db
 from service.store.models import Run
@@ -42,7 +42,7 @@ def run_cmd(experiment: str, cluster: str | None, inventory: str | None,
     if trials > 1:
         sys.exit(run_trials(experiment, cluster, inventory, trials))
     try:
-        journal = documents.run(experiment, cluster, inventory)
+        journal = launch.run(experiment, cluster, inventory)
     except USER_ERRORS as exc:
         fail(str(exc))
     run_id = journal.get("faultline_run_id")
@@ -130,7 +130,7 @@ def suite_cmd(suite_file: str, inventory: str | None, as_json: bool) -> None:
     heal_orphans([item.cluster for item in loaded.runs], loaded.inventory)
     log_to_terminal()
     sessions = db.session_factory()
-    result = suite.run_suite(loaded, sessions,
+    result = suite.run_suite(loaded, sessions, launch.for_suite(loaded),
                              settle=lambda cluster, inv: trials.settle(sessions, cluster, inv))
     if as_json:
         click.echo(json.dumps(result, indent=2))

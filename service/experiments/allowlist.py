@@ -41,7 +41,7 @@ CONTROL_MODULE = "service.control"
 # service.experiments.preflight)
 CONTROL_ARGUMENTS = frozenset({"workload", "fault", "restore", "tail_s", "baseline_after",
                                "baseline", "calibration", "capacity", "abort_on", "api"})
-# what the service gives the control as it runs a run (documents.run_document): an
+# what the service gives the control as it runs a run (service.runs.launch): an
 # experiment's own would record into another run, or pass an upload off as a file
 SERVICE_ARGUMENTS = frozenset({"run_id", "experiment_path"})
 # configuration key -> the environment variable it must be read from

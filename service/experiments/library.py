@@ -31,7 +31,7 @@ from service.store.models import UploadedExperiment
 
 from . import allowlist, documents
 from .exceptions import ExperimentExists, ExperimentNotFound, NotAnUpload
-from .preflight import check_control_arguments
+from .plan import plan_of
 from .suites import SuiteError
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
@@ -172,7 +172,7 @@ def check_upload(document: Any) -> None:
             f"the experiment declares no {documents.CONTROL_MODULE} control, so Faultline "
             "would record nothing")
     try:
-        check_control_arguments(document, control["provider"].get("arguments") or {})
+        plan_of(document, control["provider"].get("arguments") or {})
     except WorkloadError as exc:
         raise documents.ExperimentError(str(exc)) from None
 

@@ -12,7 +12,6 @@ whose inventory does not say `chaos: allowed` (clusters.safety.protection) is re
 from __future__ import annotations
 
 import importlib
-import json
 from typing import Any
 
 from chaoslib.exceptions import ActivityFailed
@@ -21,15 +20,13 @@ from clusters.access.inventory import Cluster
 from clusters.access.preflight import check_nodes_reachable
 from clusters.safety.protection import check_fault_allowed
 from loadgen.drivers import driver_for
-from loadgen.workload import Workload, parse_workload
-from service.results.capacity import capacity_plan, run_settings
 
-from . import abort_conditions, allowlist
+from . import allowlist
 from .exceptions import ExperimentError, PreflightError
 from .fault_scope import RESTORES, WATCHES
+from .plan import RunPlan, plan_of
 
 ACTION_PACKAGE = "actions."
-ON_INVALID = ("stop", "inject-anyway")
 
 
 def default_api(cluster: Cluster) -> str:
@@ -37,21 +34,35 @@ def default_api(cluster: Cluster) -> str:
 
 
 def check_run(experiment: dict[str, Any], cluster: Cluster,
-              arguments: dict[str, Any]
-              ) -> tuple[Workload, str, list[abort_conditions.AbortCondition]]:
-    """Check everything a run needs; return its workload, load API and abort conditions."""
+              arguments: dict[str, Any]) -> RunPlan:
+    """Check everything a run needs; return its plan (its load API resolved)."""
+    plan = check_without_cluster_access(experiment, cluster, arguments)
+    check_live(experiment, cluster, plan)
+    return plan
+
+
+def check_without_cluster_access(experiment: dict[str, Any], cluster: Cluster,
+                                 arguments: dict[str, Any]) -> RunPlan:
+    """What a run needs that the inventory alone can say: the allow-list, a protected
+    cluster, the control's arguments (the plan) and the actions' arguments."""
     try:  # what the document may run at all, before anything about the cluster
         allowlist.check(experiment, as_run=True)
     except ExperimentError as exc:
         raise PreflightError(str(exc)) from None
     check_protected(experiment, cluster)
-    workload, abort_on = check_control_arguments(experiment, arguments)
-    api = arguments.get("api") or default_api(cluster)
-    driver_for(cluster, workload, api).check_access()
+    plan = plan_of(experiment, arguments)
+    plan = plan.for_api(plan.api or default_api(cluster))
     check_activities(experiment, cluster)
+    return plan
+
+
+def check_live(experiment: dict[str, Any], cluster: Cluster, plan: RunPlan) -> None:
+    """What only the cluster can say, asked once per run (under its lock): the load API
+    answers with the credentials (authenticated, nothing written), SSH reaches every node
+    that runs a service, and the actions' live checks pass."""
+    driver_for(cluster, plan.workload, plan.api).check_access()
     check_nodes_reachable(cluster)
     check_activities(experiment, cluster, hook="check_live")
-    return workload, api, abort_on
 
 
 def check_protected(experiment: dict[str, Any], cluster: Cluster) -> None:
@@ -72,52 +83,9 @@ def check_protected(experiment: dict[str, Any], cluster: Cluster) -> None:
         check_fault_allowed(cluster, "the fault " + ", ".join(dict.fromkeys(faults)))
 
 
-def check_control_arguments(experiment: dict[str, Any], arguments: dict[str, Any]
-                            ) -> tuple[Workload, list[abort_conditions.AbortCondition]]:
-    """Every argument of the control that needs no cluster, with the parsers the run uses:
-    the workload, `abort_on`, `baseline`, `calibration` and `capacity` (its `after` against
-    the method). Returns the workload and the abort conditions. Run by `faultline run`, at
-    enqueue and at upload alike, so a bad one is refused before anything is stored."""
-    workload = parse_workload(arguments.get("workload"))
-    abort_on = check_abort_on(arguments)
-    on_invalid_baseline(arguments)
-    check_calibration(experiment, arguments)
-    return workload, abort_on
-
-
-def check_calibration(experiment: dict[str, Any], arguments: dict[str, Any]) -> None:
-    """InvalidCalibration if the control's `calibration` or `capacity` argument is not one
-    the run would take (service.results.capacity)."""
-    run_settings(arguments.get("calibration"))
-    capacity_plan(arguments.get("capacity"), experiment)
-
-
 def _listed(document: dict[str, Any], key: str) -> list:
     value = document.get(key)
     return value if isinstance(value, list) else []
-
-
-def on_invalid_baseline(arguments: dict[str, Any]) -> str:
-    """What a run does when its baseline did not hold (`baseline.on_invalid`): "stop"
-    (default: nothing is injected, the run ends invalid) or "inject-anyway" (for studies of
-    overloaded clusters; the run is marked as such everywhere)."""
-    policy = arguments.get("baseline") or {}
-    if not isinstance(policy, dict) or set(policy) - {"on_invalid"}:
-        raise PreflightError('invalid baseline: expected {"on_invalid": "stop" or '
-                             f'"inject-anyway"}}, not {json.dumps(policy)}')
-    value = policy.get("on_invalid", "stop")
-    if value not in ON_INVALID:
-        raise PreflightError(f"invalid baseline.on_invalid {value!r}: expected "
-                             + " or ".join(repr(v) for v in ON_INVALID))
-    return value
-
-
-def check_abort_on(arguments: dict[str, Any]) -> list[abort_conditions.AbortCondition]:
-    """The control's abort conditions (`abort_on`), checked."""
-    try:
-        return abort_conditions.parse(arguments.get("abort_on"))
-    except abort_conditions.AbortConditionError as exc:
-        raise PreflightError(f"invalid abort_on: {exc}") from None
 
 
 def check_activities(experiment: dict[str, Any], cluster: Cluster,

@@ -244,7 +244,7 @@ def _configured_cluster(experiment: dict[str, Any]) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def run_suite(suite: Suite, sessions: sessionmaker[Session], runner: Runner | None = None,
+def run_suite(suite: Suite, sessions: sessionmaker[Session], runner: Runner,
               settle: Settle | None = None) -> dict[str, Any]:
     """Run each experiment in turn, each `trials` times (a failure does not stop the
     others); compare the runs.
@@ -252,10 +252,9 @@ def run_suite(suite: Suite, sessions: sessionmaker[Session], runner: Runner | No
     Returns the suite's title, one outcome per run (name, trial of trials, run id, status,
     error),
     `ok` (every run completed) and the comparison of the runs, failed ones included.
-    `runner` runs one experiment file (default: service.experiments.documents.run);
+    `runner` runs one experiment file as the suite makes it (service.runs.launch.for_suite);
     `settle` restores and waits for health between two trials of an entry.
     """
-    runner = runner or _runner(suite)
     outcomes, items = [], []
     for item in suite.runs:
         _, trials = repeat(sessions, item.trials, item.cluster, suite.inventory,
@@ -282,17 +281,6 @@ def run_suite(suite: Suite, sessions: sessionmaker[Session], runner: Runner | No
     return {"title": suite.title, "suite": suite.path, "runs": outcomes,
             "ok": all(o["status"] == "completed" for o in outcomes),
             "comparison": compare_entries(entries)}
-
-
-def _runner(suite: Suite) -> Runner:
-    """Runs an entry's file as it is, or as the suite's workload and calibration make it."""
-    if not suite.workload and suite.calibration is None:
-        return documents.run
-
-    def run(path: str, cluster: str | None, inventory: str | None) -> dict[str, Any]:
-        return documents.run_document(suite.document(path), str(Path(path)), cluster,
-                                        inventory)
-    return run
 
 
 def _run_one(suite: Suite, item: SuiteRun, runner: Runner) -> tuple[int | None, str | None]:

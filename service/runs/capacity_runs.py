@@ -25,17 +25,12 @@ from sqlalchemy.orm import Session, sessionmaker
 from clusters.access.inventory import Cluster
 from loadgen.workload import Workload
 from service.results import capacity_change
-from service.results.capacity import Settings, capacity_plan
+from service.results.capacity import Settings
 from service.store.models import Calibration, ClusterSample
 
 from . import calibration
 
 logger = logging.getLogger("chaostoolkit")
-
-
-# the argument's parsing, shared with the static check of a queued or uploaded experiment
-# (service.experiments.preflight)
-plan = capacity_plan
 
 
 def measure(sessions: sessionmaker[Session], database_url: str, cluster: Cluster,

@@ -47,16 +47,17 @@ from typing import Any
 from chaoslib.exceptions import InterruptExecution
 
 from clusters.access.config import cluster_from_configuration
+from clusters.access.inventory import Cluster
 from loadgen.cpu import CpuMark
 from loadgen.drivers import driver_for
 from loadgen.metrics import DriverMetrics
 from loadgen.metrics import serve as serve_metrics
 from loadgen.session import LoadSession
-from service.experiments.preflight import check_run, on_invalid_baseline
+from service.experiments.plan import RunPlan
+from service.experiments.preflight import check_run
 from service.experiments.topology import topology_notes
 from service.jobs.cluster_lock import ClusterLock
 from service.results import baseline, figures
-from service.results.capacity import run_settings
 from service.store import db
 from service.store.fault_ledger import use_database_ledger
 from service.store.recording import RunRecorder
@@ -73,19 +74,24 @@ logger = logging.getLogger("chaostoolkit")
 
 
 class RunControl:
-    def __init__(self, experiment: dict, configuration: dict | None, arguments: dict):
+    def __init__(self, experiment: dict, configuration: dict | None, arguments: dict,
+                 cluster: Cluster | None = None, plan: RunPlan | None = None):
+        """`cluster` and `plan` as service.runs.launch found and checked them; under the
+        stock `chaos run`, read and checked here, before anything starts or changes."""
         self.experiment = experiment
-        self.cluster = cluster_from_configuration(configuration)
-        # before anything starts or changes
-        self.workload, self.api, self.abort_on = check_run(experiment, self.cluster, arguments)
+        self.cluster = cluster or cluster_from_configuration(configuration)
+        if plan is None:
+            plan = check_run(experiment, self.cluster, arguments)
+        self.plan = plan
+        self.workload, self.api, self.abort_on = plan.workload, plan.api, list(plan.abort_on)
         # what this system can and cannot do about the faults in this topology, said once
         # before anything is injected (service.experiments.topology)
         self.topology_note = topology_notes(experiment, self.cluster)
-        self.fault_name = arguments.get("fault") or fault_timeline.first_action(experiment)
-        self.restore_name = arguments.get("restore")
-        self.tail_s = float(arguments.get("tail_s", 10))
-        self.baseline_after = arguments.get("baseline_after")
-        self.driver = driver_for(self.cluster, self.workload, self.api)  # checks the api
+        self.fault_name = plan.fault or fault_timeline.first_action(experiment)
+        self.restore_name = plan.restore
+        self.tail_s = plan.tail_s
+        self.baseline_after = plan.baseline_after
+        self.driver = driver_for(self.cluster, self.workload, self.api)
         self.sessions = db.session_factory()
         self.recorder: RunRecorder | None = None
         self.sampler: ClusterSampler | None = None
@@ -101,12 +107,12 @@ class RunControl:
         self.fault_started_ts: float | None = None
         self.fault_unreported = False
         self.not_taken: str | None = None  # the fault action's own word that it did not take
-        self.on_invalid = on_invalid_baseline(arguments)
-        # a rate given as a share of the capacity: checked now, resolved once locked
-        self.calibration_settings = run_settings(arguments.get("calibration"))
+        self.on_invalid = plan.on_invalid
+        # a rate given as a share of the capacity: resolved once locked
+        self.calibration_settings = plan.calibration
         self.resolved_rate: calibration.ResolvedRate | None = None
         # a scale run's capacity before and after (service.runs.capacity_runs)
-        self.capacity_plan = capacity_runs.plan(arguments.get("capacity"), experiment)
+        self.capacity_plan = plan.capacity
         self.capacity: dict[str, dict[str, Any]] = {}
         self.load_ended_early = False
         self.validity: dict[str, Any] | None = None  # the baseline's verdict

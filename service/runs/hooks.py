@@ -26,6 +26,7 @@ from service.store import db, secret_files
 from service.store.exceptions import InsecureSecretFile
 from service.store.recording import RunNotQueued, fail_queued
 
+from . import launch
 from .control import RunControl
 
 logger = logging.getLogger("chaostoolkit")
@@ -36,12 +37,19 @@ _runs: dict[int, RunControl] = {}
 def before_experiment_control(context: dict, configuration: dict = None,
                               secrets: dict = None, **arguments: Any) -> None:
     queued_run_id = arguments.get("run_id")
-    lock = None
+    # locked and checked already when this process started the run (service.runs.launch)
+    prepared = launch.take(context)
+    lock = prepared.lock if prepared is not None else None
     try:
         secret_files.check()  # `chaos run` starts here, not in the faultline command
-        # the lock first: a busy cluster may fail a preflight check for another run's fault
-        lock = _lock_cluster(configuration)
-        control = RunControl(context, configuration, arguments)
+        if prepared is not None:
+            control = RunControl(context, configuration, arguments, prepared.cluster,
+                                 prepared.plan)
+        else:
+            # the lock first: a busy cluster may fail a preflight check for another run's
+            # fault
+            lock = _lock_cluster(configuration)
+            control = RunControl(context, configuration, arguments)
     except ProtectedCluster as exc:
         _stop_before_start(lock, queued_run_id, str(exc))
         if queued_run_id is None and _under_chaos_cli():

@@ -15,14 +15,14 @@ import logging
 import os
 import sys
 
-from service.experiments import allowlist, documents
+from service.experiments import allowlist
 from service.experiments.exceptions import ExperimentError
 from service.store import db
 from service.store.models import Run
 from service.store.recording import fail_queued
 from service.store.scrub import scrub_logs
 
-from . import heal, reaper
+from . import heal, launch, reaper
 
 # A run from the queue waits for a cluster held by a `faultline run` from the command line.
 CLUSTER_WAIT_S = 6 * 3600
@@ -53,7 +53,7 @@ def run_queued(run_id: int) -> str:
         logging.getLogger("chaostoolkit").warning(
             f"healed a fault left by a run that died: {result['description']}")
     try:
-        journal = documents.run_document(experiment, path, cluster, inventory, run_id=run_id)
+        journal = launch.run_document(experiment, path, cluster, inventory, run_id=run_id)
     except Exception as exc:  # checked when queued, but a cluster changes: say why
         fail_queued(sessions, run_id, f"could not start: {exc}")
         raise

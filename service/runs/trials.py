@@ -23,7 +23,7 @@ from clusters.paths import default_inventory
 from service.experiments import documents
 from service.experiments.repeats import not_recorded, repeat
 
-from . import heal
+from . import heal, launch
 
 logger = logging.getLogger("chaostoolkit")
 
@@ -40,7 +40,7 @@ def run_trials(sessions: sessionmaker[Session], experiment_path: str, cluster: s
     load_cluster(inventory, name)  # an unknown cluster stops here, before any trial
 
     def run_once() -> tuple[int | None, str | None]:
-        journal = documents.run(experiment_path, name, inventory)
+        journal = launch.run(experiment_path, name, inventory)
         run_id = journal.get("faultline_run_id")
         return run_id, not_recorded(journal) if run_id is None else None
 

@@ -16,6 +16,7 @@ from service.experiments import documents
 from service.experiments.suites import load_suite, run_suite
 from service.results.comparison import RGW_PATH, SELF_HEALING, CompareError, compare
 from service.results.figures import RunNotFound
+from service.runs import launch
 from service.schedules.exceptions import ScheduleError
 from service.schedules.services import check as schedule_check
 from service.store import db
@@ -203,7 +204,7 @@ SUITE_CASES = [
 def test_a_bad_suite_is_refused_with_one_message_and_nothing_runs(
         name, content, message, suite_dir, database_url, monkeypatch):
     ran = []
-    monkeypatch.setattr(documents, "run", lambda *args: ran.append(args))
+    monkeypatch.setattr(launch, "run", lambda *args: ran.append(args))
     suite = suite_dir / f"{name}.json"
     text = content if isinstance(content, str) else json.dumps(content)
     suite.write_text(text.replace("{tmp}", str(suite_dir)))
@@ -259,7 +260,7 @@ def test_a_failed_run_still_appears_in_the_suite_comparison_and_fails_the_suite(
             made.append(make_run(session, figures=figures(baseline_ops=100.0)).id)
         return {"status": "completed", "faultline_run_id": made[-1]}
 
-    monkeypatch.setattr(documents, "run", run)
+    monkeypatch.setattr(launch, "run", run)
     suite = suite_dir / "suite.json"
     inventory = str(suite_dir / "inventory.json")
     suite.write_text(json.dumps({"title": "Kill one process", "runs": [

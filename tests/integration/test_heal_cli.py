@@ -15,7 +15,7 @@ from fake_restores import UNREACHABLE, dead_pid, fault, install, unique_cluster
 from sqlalchemy import delete
 
 from clusters.safety.fault_ledger import FileLedger
-from service.experiments import documents
+from service.runs import launch
 from service.store.fault_ledger import PgFaultLedger
 from service.store.models import FaultRecord, Run
 
@@ -114,7 +114,7 @@ def _fake_run(calls: list, monkeypatch: pytest.MonkeyPatch) -> None:
         calls.append(("run", path, cluster))
         return {"status": "aborted"}  # ends before a run is recorded: nothing else to fake
 
-    monkeypatch.setattr(documents, "run", run)
+    monkeypatch.setattr(launch, "run", run)
 
 
 def test_run_first_heals_the_faults_a_dead_run_left_in_its_cluster(

@@ -21,7 +21,7 @@ from sqlalchemy import delete, func, select, update
 from web_login import SECRET, log_in
 
 from clusters.processes import ProcessOwner, start_of
-from service.experiments import documents
+from service.runs import launch
 from service.runs.reaper import FAULT_NOTE, NO_VERIFY, interrupt_dead_runs
 from service.runs.supervisor import settle
 from service.store.models import ClusterSample, Event, Run
@@ -304,7 +304,7 @@ def test_faultline_run_marks_a_dead_run_interrupted_before_it_starts(
         statuses.append(run_of(sessions, dead_run).status)
         return {"status": "aborted"}
 
-    monkeypatch.setattr(documents, "run", run)
+    monkeypatch.setattr(launch, "run", run)
 
     invoke("run", str(REPO / "experiments" / "ceph-kill-osd.json"), "--cluster",
            f"none-{uuid.uuid4().hex[:8]}")

@@ -162,7 +162,7 @@ def test_the_allow_list_is_what_chaos_discovery_reports_and_nothing_else():
 def test_the_control_arguments_are_those_the_control_reads():
     read = set()
     for source in ("service/runs/control.py", "service/runs/hooks.py",
-                   "service/experiments/preflight.py"):
+                   "service/experiments/plan.py"):
         read |= set(re.findall(r'arguments\.get\("(\w+)"',
                                (REPO / source).read_text()))
     assert read - {"allow_unavailable"} == (allowlist.CONTROL_ARGUMENTS

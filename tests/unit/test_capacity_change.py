@@ -1,5 +1,5 @@
 """A scale run's capacity before and after (service.results.capacity_change), its control
-argument (service.runs.capacity_runs.plan) and its report lines, on plain values."""
+argument (service.results.capacity.capacity_plan) and its report lines, on plain values."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from service.results.capacity import capacity_plan
 from service.results.capacity_change import (
     ONE_TRIAL,
     calibration_figures,
@@ -17,7 +18,6 @@ from service.results.capacity_change import (
 )
 from service.results.exceptions import InvalidCalibration
 from service.results.report import scale_lines
-from service.runs.capacity_runs import plan
 
 
 def row(ident: int, ops: float | None, bound: bool = False, status: str = "completed",
@@ -76,16 +76,16 @@ def test_scale_lines_only_for_a_scale_run():
 
 def test_the_capacity_argument_names_an_activity_of_the_method():
     experiment = {"method": [{"name": "add-osd"}, {"name": "data-movement-done"}]}
-    checked = plan({"after": "data-movement-done", "stage_s": 4, "max_in_flight": 16},
+    checked = capacity_plan({"after": "data-movement-done", "stage_s": 4, "max_in_flight": 16},
                    experiment)
     assert checked.after == "data-movement-done" and checked.settings.stage_s == 4
-    assert plan(None, experiment) is None
+    assert capacity_plan(None, experiment) is None
     with pytest.raises(InvalidCalibration, match="'nope' is not an activity of the method"):
-        plan({"after": "nope"}, experiment)
+        capacity_plan({"after": "nope"}, experiment)
     with pytest.raises(InvalidCalibration, match="stage length must be 3 to 600 s, not 1"):
-        plan({"after": "add-osd", "stage_s": 1}, experiment)
+        capacity_plan({"after": "add-osd", "stage_s": 1}, experiment)
     with pytest.raises(InvalidCalibration, match="expected an object with 'after'"):
-        plan("50%", experiment)
+        capacity_plan("50%", experiment)
 
 
 def _trial(before: float, after: float, bound: bool = False) -> dict:
