@@ -6,7 +6,9 @@ What may run is what Chaos Toolkit discovery reports (each module's `__all__`, a
 action and probe modules, and the control `service.control`. Everything else is refused:
 
 - a control, at any level (experiment, hypothesis, activity), that is not service.control,
-  or that passes it an argument the control does not read;
+  or that passes it an argument the control does not read, or that has any key but name
+  and provider (a `scope` would skip one of its hooks); more than one service.control at
+  the experiment level;
 - a provider of any other type than python (no `process`, no `http`), a (module, function)
   pair that discovery does not list (`actions.__init__`, a helper a module imports), an
   argument the function's signature does not take; tolerance probes included;
@@ -37,6 +39,8 @@ from .exceptions import ExperimentError, GuardOverrideRefused
 from .shape import check_shape
 
 CONTROL_MODULE = "service.control"
+CONTROL_KEYS = frozenset({"name", "provider"})
+EXPERIMENT_LEVEL = "at the experiment level"
 # what the control reads from an experiment's arguments (service.runs.control,
 # service.experiments.preflight)
 CONTROL_ARGUMENTS = frozenset({"workload", "fault", "restore", "tail_s", "baseline_after",
@@ -82,7 +86,7 @@ def problems(document: dict[str, Any], as_run: bool = False) -> list[str]:
     found = [f"a secrets block at {where}: an experiment holds no secrets"
              for where in _secrets_blocks(document, "the experiment")]
     found += _configuration_problems(document.get("configuration"))
-    found += _controls_problems(document.get("controls"), "at the experiment level", as_run)
+    found += _controls_problems(document.get("controls"), EXPERIMENT_LEVEL, as_run)
     hypothesis = document.get("steady-state-hypothesis") or {}
     found += _controls_problems(hypothesis.get("controls"), "at the hypothesis level")
     for activity in _activities(document):
@@ -174,10 +178,20 @@ def _activity_problems(activity: dict[str, Any]) -> list[str]:
 
 def _controls_problems(controls: Any, where: str, as_run: bool = False) -> list[str]:
     found = []
+    ours = [c for c in controls or [] if isinstance(c, dict)
+            and (c.get("provider") or {}).get("module") == CONTROL_MODULE]
+    if where == EXPERIMENT_LEVEL and len(ours) > 1:
+        # the plan is made from the first; a second would run unchecked beside it
+        found.append(f"{len(ours)} {CONTROL_MODULE} controls {where}: one records a run")
     for control in controls or []:
         if not isinstance(control, dict):
             continue
         name, provider = control.get("name"), control.get("provider") or {}
+        if set(control) - CONTROL_KEYS:
+            # a scope would skip the control's before or after hook: faults with no run
+            # record, no baseline gate, no ledger, or a run never ended
+            found.append(f"control {name!r} {where} may only have name and provider, not "
+                         f"{', '.join(sorted(map(str, set(control) - CONTROL_KEYS)))}")
         if provider.get("type") != "python" or provider.get("module") != CONTROL_MODULE:
             what = (f"module {provider.get('module')}" if provider.get("type") == "python"
                     else f"a {provider.get('type')} provider")

@@ -52,6 +52,8 @@ def check_without_cluster_access(experiment: dict[str, Any], cluster: Cluster,
     check_protected(experiment, cluster)
     plan = plan_of(experiment, arguments)
     plan = plan.for_api(plan.api or default_api(cluster))
+    # the api fits the cluster and its credentials are configured: made, not connected
+    driver_for(cluster, plan.workload, plan.api)
     check_activities(experiment, cluster)
     return plan
 

@@ -28,9 +28,11 @@ see service.runs.calibration), `capacity` (a scale run: calibrate before the loa
 and again after the method activity it names, where the steady load ends; see
 service.runs.capacity_runs).
 
-Before anything else the control takes the cluster's lock (service.jobs.cluster_lock):
-a run on a busy cluster stops there with the name of the run that holds it, or
-waits up to $FAULTLINE_CLUSTER_WAIT_S seconds (the worker sets it).
+A run started by Faultline (service.runs.launch) has taken the cluster's lock
+(service.jobs.cluster_lock) and passed its preflight before chaoslib starts; the control
+takes both over. Under the stock `chaos run`, the control takes the lock itself before
+anything else: a run on a busy cluster stops there with the name of the run that holds
+it, or waits up to $FAULTLINE_CLUSTER_WAIT_S seconds.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ and the inventory reach the experiment's activities as configuration values
 from __future__ import annotations
 
 import copy
+import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ from service.experiments.suites import Suite
 from service.jobs.cluster_lock import ClusterLock
 from service.store import db
 
+logger = logging.getLogger("chaostoolkit")
 ROLLBACK_ALWAYS = {"runtime": {"rollbacks": {"strategy": "always"}}}
 # the configuration keys the activities read their target from (clusters.access.config), and
 # the environment variables an experiment file binds them to (service.experiments.allowlist)
@@ -96,6 +98,8 @@ def run_document(experiment: dict[str, Any], experiment_path: str | None,
         arguments["run_id"] = run_id
     plan = preflight.check_without_cluster_access(experiment, target, arguments)
     wait_s = float(os.environ.get("FAULTLINE_CLUSTER_WAIT_S", "0"))
+    if wait_s:
+        logger.info(f"Waiting up to {wait_s:.0f} s for cluster {target.name} to be free")
     url = db.database_url()
     lock = ClusterLock(url, target.name).acquire(db.session_factory(url), wait_s=wait_s)
     try:
@@ -109,8 +113,10 @@ def run_document(experiment: dict[str, Any], experiment_path: str | None,
                               experiment_vars=(_target_values(experiment, target, inventory),
                                                {}))
     finally:
-        if not _prepared.taken:  # chaoslib stopped before the control took the run over
-            lock.release()
+        # nothing needs the lock once chaoslib has returned, whoever took it over (a run
+        # whose control never reached its end would otherwise keep it in this process,
+        # and a suite's or the trials' next run would find its cluster busy)
+        lock.release()
         _prepared = None
 
 

@@ -19,7 +19,10 @@ from sqlalchemy.orm import Session, sessionmaker
 import probes.ceph
 import probes.swift
 from clusters.access.inventory import load_cluster
+from clusters.exceptions import ClusterError
 from clusters.paths import default_inventory
+from loadgen.exceptions import LoadError
+from service.exceptions import FaultlineError
 from service.experiments import documents
 from service.experiments.repeats import not_recorded, repeat
 
@@ -40,7 +43,10 @@ def run_trials(sessions: sessionmaker[Session], experiment_path: str, cluster: s
     load_cluster(inventory, name)  # an unknown cluster stops here, before any trial
 
     def run_once() -> tuple[int | None, str | None]:
-        journal = launch.run(experiment_path, name, inventory)
+        try:  # e.g. another run took the cluster during the settle: this trial only
+            journal = launch.run(experiment_path, name, inventory)
+        except (ClusterError, LoadError, FaultlineError) as exc:
+            return None, str(exc)
         run_id = journal.get("faultline_run_id")
         return run_id, not_recorded(journal) if run_id is None else None
 

@@ -121,6 +121,11 @@ PROBLEMS = [
                                                "env_var_type": "json"}),
      "configuration 'faultline_cluster' may only have type, key and default, not "
      "env_var_type"),
+    # a scope would skip one of the control's hooks: faults with no run, or a run never ended
+    (_with("controls.0.scope", "after"),
+     "control 'faultline' at the experiment level may only have name and provider, not scope"),
+    (_with("controls", {**CONTROL, "name": "second"}),
+     "2 service.control controls at the experiment level: one records a run"),
 ]
 
 
