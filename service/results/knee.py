@@ -100,7 +100,7 @@ def knee_of(stages: list[Stage], limits: Limits = DEFAULT_LIMITS) -> Knee | None
     by_level: dict[int, list[Stage]] = {}
     for stage in stages:
         by_level.setdefault(stage.in_flight, []).append(stage)
-    bound = _p99_bound(stages, limits)
+    bound = p99_bound(stages, limits)
     levels = [Level(n, tuple(s.ops_s for s in group)) for n, group in sorted(by_level.items())
               if _level_fits(group, bound)]
     repeated = [level for level in levels if len(level.ops_s) > 1]
@@ -116,7 +116,7 @@ def knee_of(stages: list[Stage], limits: Limits = DEFAULT_LIMITS) -> Knee | None
                 stages=tuple(by_level[chosen.in_flight]))
 
 
-def _p99_bound(stages: list[Stage], limits: Limits) -> float | None:
+def p99_bound(stages: list[Stage], limits: Limits) -> float | None:
     """`capacity.knee`'s bound: p99_factor times the p99 of the first stage that measured
     one (the first pass's lowest level); None when none did."""
     first = next((s for s in stages if s.p99_ms is not None), None)
@@ -134,7 +134,7 @@ def _level_fits(group: list[Stage], bound: float | None) -> bool:
 def _qualifying(stages: list[Stage], limits: Limits) -> list[Stage]:
     """The stages that may be (part of) the knee, each on its own: no error, p99 within
     the bound."""
-    bound = _p99_bound(stages, limits)
+    bound = p99_bound(stages, limits)
     if bound is None:
         return []
     return [s for s in stages if s.errors == 0 and s.p99_ms is not None and s.p99_ms <= bound]

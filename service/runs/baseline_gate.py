@@ -33,6 +33,7 @@ class BaselineGate:
     sampler: ClusterSampler
     recorder: RunRecorder
     cpu_mark: CpuMark | None  # the generator's CPU from the load's (or the fill's) end
+    knee_bound_ms: float | None = None  # of the calibration a relative rate came from
 
     def judge(self, start: float, end: float) -> tuple[dict[str, Any], baseline.BaselineWindow]:
         """The verdict of the baseline that began at `start` and was planned to end at `end`
@@ -44,7 +45,7 @@ class BaselineGate:
                 self._recorded_seconds(end), end - planned, end,
                 None if self.workload.workers else self.workload.rate,
                 self._lags(end - planned, end), self._generator_cpu(),
-                self._cluster_problems(end - planned, end))
+                self._cluster_problems(end - planned, end), knee_bound_ms=self.knee_bound_ms)
             verdict = baseline.judge(window)
             more = baseline.extension_s(verdict, planned, end - start)
             if more is None:

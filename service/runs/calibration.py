@@ -171,6 +171,8 @@ class ResolvedRate:
     capacity_ops: float
     calibrated_now: bool
     generator_bound: bool = False  # the capacity is a lower bound (capacity.generator_bound)
+    # the p99 bound the knee kept to: the baseline check's "past the knee" (results.baseline)
+    knee_bound_ms: float | None = None
     # the knee's lowest and highest stage (service.results.knee); None: one stage, no spread
     capacity_range: tuple[float, float] | None = None
     ops_s_range: tuple[float, float] | None = None  # the share of each
@@ -178,7 +180,8 @@ class ResolvedRate:
     def as_dict(self) -> dict[str, Any]:
         out = {"requested": self.requested, "ops_s": self.workload.rate,
                "calibration_id": self.calibration_id, "capacity_ops": self.capacity_ops,
-               "calibrated_now": self.calibrated_now, "generator_bound": self.generator_bound}
+               "calibrated_now": self.calibrated_now, "generator_bound": self.generator_bound,
+               "knee_bound_ms": self.knee_bound_ms}
         if self.capacity_range is not None:
             # the same share of the knee's lowest and highest stage: the rate this share
             # means within the calibration's own noise
@@ -214,6 +217,14 @@ def _key(row: Calibration) -> dict[str, Any]:
             "release": row.release, "topology": row.topology}
 
 
+def knee_bound_ms(row: Calibration) -> float | None:
+    """The p99 bound a calibration's knee kept to (service.results.knee.p99_bound), from its
+    stored stages in the order they were measured and its p99_factor."""
+    stages = sorted(row.stages, key=lambda s: (s.repeat, s.in_flight))
+    factor = (row.settings or {}).get("p99_factor", capacity.Limits().p99_factor)
+    return knee.p99_bound(stages, capacity.Limits(p99_factor=factor))
+
+
 def resolve_rate(sessions: sessionmaker[Session], database_url: str, cluster: Cluster,
                  workload: Workload, api: str, settings: Settings, max_age_h: float,
                  locked: bool = False) -> ResolvedRate:
@@ -233,6 +244,7 @@ def resolve_rate(sessions: sessionmaker[Session], database_url: str, cluster: Cl
         row = session.get(Calibration, calibration_id)
         capacity_ops, generator_bound = row.capacity_ops, bool(row.generator_bound)
         spread = row.spread or {}
+        bound = knee_bound_ms(row)
     ranged = (spread["min"], spread["max"]) if spread.get("stages", 1) > 1 else None
     if capacity_ops is None:
         raise NoCapacity(f"calibration {calibration_id} of {cluster.name} found no "
@@ -241,7 +253,7 @@ def resolve_rate(sessions: sessionmaker[Session], database_url: str, cluster: Cl
     return ResolvedRate(workload=replace(workload, rate=round(capacity_ops * share, 1)),
                         requested=workload.rate.strip(), calibration_id=calibration_id,
                         capacity_ops=capacity_ops, calibrated_now=found is None,
-                        generator_bound=generator_bound,
+                        generator_bound=generator_bound, knee_bound_ms=bound,
                         capacity_range=ranged,
                         ops_s_range=ranged and (round(ranged[0] * share, 1),
                                                 round(ranged[1] * share, 1)))

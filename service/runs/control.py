@@ -267,7 +267,8 @@ class RunControl:
         injected, the rollbacks (idempotent restores) run, and the run ends `invalid` with
         the reason; unless the experiment asked to inject anyway (`baseline.on_invalid`)."""
         gate = BaselineGate(self.sessions, self.run_id, self.workload, self.load, self.sampler,
-                            self.recorder, self._cpu_mark)
+                            self.recorder, self._cpu_mark,
+                            self.resolved_rate.knee_bound_ms if self.resolved_rate else None)
         verdict, window = gate.judge(start, end)
         verdict = {**verdict, "on_invalid": self.on_invalid}
         if self.validity is None or not verdict["valid"]:  # a fill's run judges twice

@@ -340,3 +340,46 @@ def test_the_rate_rule_false_alarms_on_slow_clusters_are_under_one_percent():
         plain, widened = _rate_alarms(rate, mean_s, sigma, windows=400, seed=7)
         assert plain >= 0.05  # what CI met: the ±2% alone fails carried loads
         assert widened <= 0.01
+
+
+def _mixed_seconds(n: int, per_s: int, slow_share: float, fast_ms: float = 5,
+                   slow_ms: float = 150) -> list[Second]:
+    """Seconds whose operations take fast_ms, and slow_share of them slow_ms."""
+    slow = round(per_s * slow_share)
+    secs = []
+    for i in range(n):
+        h = new_histogram()
+        h.record_value(int(fast_ms * 1000), per_s - slow)
+        if slow:
+            h.record_value(int(slow_ms * 1000), slow)
+        secs.append(Second(ts=1000.0 + i, ops=per_s, errors=0, errors_by_class={},
+                           histograms=(h.encode().decode(),)))
+    return secs
+
+
+def _knee_window(secs, bound_ms):
+    return window_of(secs, 1000.0, 1000.0 + len(secs), 100.0, None, 0.1, [],
+                     knee_bound_ms=bound_ms)
+
+
+def test_a_load_past_the_calibrated_knee_is_invalid_however_steady():
+    # as bench P8 saw at twice the capacity: a steady rate, and 45% of the operations past
+    # the knee's p99 bound
+    verdict = judge(_knee_window(_mixed_seconds(20, 100, 0.45), bound_ms=72.4))
+
+    assert not verdict["valid"]
+    assert verdict["reasons"] == ["the load is past the cluster's knee: 900 of 2000 operations "
+                                  "took longer than 72 ms, the p99 bound of the calibrated "
+                                  "capacity (at most 10% may)"]
+    assert verdict["unsteady"]  # measured on, as a transient would be; a queue stays
+    assert verdict["measured"]["over_knee_ops"] == 900
+
+
+def test_half_the_capacity_with_a_few_percent_past_the_knee_bound_holds():
+    # runs at 50% of capacity on the Ceph lab had up to 4.2% past the bound
+    assert judge(_knee_window(_mixed_seconds(20, 100, 0.05), bound_ms=72.4))["valid"]
+
+
+def test_an_absolute_rate_has_no_knee_to_be_past():
+    window = _knee_window(_mixed_seconds(20, 100, 0.45), bound_ms=None)
+    assert window.over_knee_ops is None and judge(window)["valid"]

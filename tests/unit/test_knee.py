@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from service.results.capacity import Limits, Settings, Stage
 from service.results.knee import knee_of, repeat_levels, schedule
-from service.runs.calibration import max_stages
+from service.runs.calibration import knee_bound_ms, max_stages
+from service.store.models import Calibration, CalibrationStage
 
 
 def stage(in_flight: int, ops_s: float, p99_ms: float = 5.0, repeat: int = 0,
@@ -115,3 +118,14 @@ def test_one_slow_repeat_does_not_disqualify_its_level():
     # a level most of whose stages are past the bound still does not qualify
     assert knee_of(stages + [stage(1, 30.0, 300.0, repeat=3), stage(1, 30.0, 300.0, repeat=4)],
                    Limits(p99_factor=5)) is None
+
+
+def test_a_runs_knee_bound_is_its_calibrations_first_pass_bound():
+    def stage(in_flight, repeat, p99):
+        return CalibrationStage(in_flight=in_flight, repeat=repeat, p99_ms=p99, errors=0)
+
+    # calibration 6 of bench P8 (Ceph, 4 KiB): the bound is 5 x the first stage's p99
+    row = Calibration(settings={"p99_factor": 5.0}, stages=[
+        stage(16, 1, 65.3), stage(2, 0, 22.8), stage(1, 0, 14.487), stage(8, 2, 48.4)])
+    assert knee_bound_ms(row) == pytest.approx(72.435)
+    assert knee_bound_ms(Calibration(settings={}, stages=[])) is None
