@@ -73,7 +73,7 @@ from typing import Any
 
 from hdrh.histogram import HdrHistogram
 
-from loadgen.lag import LagCounts
+from loadgen.lag import EDGES_MS, LagCounts
 from loadgen.samples import merge_histograms
 
 from . import steady
@@ -179,14 +179,14 @@ def window_of(seconds: list[Second], start: float, end: float, target_rate: floa
         first_half_ms=_percentiles(inside[:half]), second_half_ms=_percentiles(inside[half:]),
         p99_ms=_quantile_ms(whole, 99),
         mean_ms=whole.get_mean_value() / 1000 if whole.get_total_count() else None,
-        lag_p99_ms=lags.quantile_ms(0.99) if lags and lags.ops else None,
+        lag_p99_ms=_finite(lags.quantile_ms(0.99)) if lags and lags.ops else None,
         generator_cpu_cores=cpu_cores, cluster_problems=list(cluster_problems),
         half_ops=(sum(s.ops for s in inside[:half]), sum(s.ops for s in inside[half:])),
         p50_series_ms=_p50_series(inside),
         lag_ops=lags.ops if lags is not None else None,
         lag_late=({f"{bound:g} ms": lags.later_than(bound)
                    for bound in (limits.lag_p99_ms, limits.lag_max_ms)} if lags else {}),
-        lag_max_ms=lags.quantile_ms(1.0) if lags and lags.ops else None,
+        lag_max_ms=_finite(lags.quantile_ms(1.0)) if lags and lags.ops else None,
         knee_bound_ms=knee_bound_ms,
         over_knee_ops=(whole.get_total_count() - on_time_ops(whole, knee_bound_ms / 1000)
                        if knee_bound_ms is not None and whole.get_total_count() else None),
@@ -346,6 +346,13 @@ def _slow(merged: HdrHistogram, ops: int, limits: BaselineLimits) -> dict[str, A
     bound_s = max(ON_TIME_S, limits.slow_p50_times * merged.get_value_at_percentile(50) / 1e6)
     return {"slow_ops": total - on_time_ops(merged, bound_s),
             "slow_bound_ms": round(bound_s * 1000, 1)}
+
+
+def _finite(lag_ms: float | None) -> float | None:
+    """A lag past the last bucket (inf) as that bucket's edge: the verdict is stored as JSON,
+    which has no infinity (a 1 MiB run at twice the capacity failed to store "Infinity"),
+    and the late counts say how many were past each bound anyway."""
+    return float(EDGES_MS[-1]) if lag_ms is not None and math.isinf(lag_ms) else lag_ms
 
 
 def _quantile_ms(merged: HdrHistogram, percentile: float) -> float | None:

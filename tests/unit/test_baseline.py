@@ -383,3 +383,14 @@ def test_half_the_capacity_with_a_few_percent_past_the_knee_bound_holds():
 def test_an_absolute_rate_has_no_knee_to_be_past():
     window = _knee_window(_mixed_seconds(20, 100, 0.45), bound_ms=None)
     assert window.over_knee_ops is None and judge(window)["valid"]
+
+
+def test_a_lag_past_the_last_bucket_is_stored_as_its_edge_not_infinity():
+    # a 1 MiB run at twice the capacity could not be stored: JSON has no "Infinity"
+    import json
+
+    verdict = judge(window(seconds([50] * 20, [16] * 20), lags=[0.002] * 900 + [30.0] * 100))
+    assert not verdict["valid"]
+    assert verdict["measured"]["lag_p99_ms"] == 10000.0
+    assert verdict["measured"]["lag_max_ms"] == 10000.0
+    json.dumps(verdict, allow_nan=False)  # storable
