@@ -18,7 +18,7 @@ from web_login import SECRET, log_in
 
 from clusters.access.inventory import Cluster, Disk, Node
 from loadgen.workload import parse_workload
-from service.runs.calibration import latest_calibration, resolve_rate
+from service.runs.calibration import knee_bound_ms, latest_calibration, resolve_rate
 from service.runs.calibration_reuse import topology_of
 from service.store.models import Calibration, Run
 from service.web.app import create_app
@@ -56,6 +56,7 @@ def test_a_share_of_the_capacity_is_calibrated_first_then_reused(ceph_cluster, e
         assert made.settings["stage_s"] == 3 and made.settings["max_in_flight"] == 8
         assert made.workload["mix"] == {"read": 80, "write": 20}
         capacity, bound, spread = made.capacity_ops, made.generator_bound, made.spread
+        knee = knee_bound_ms(made)
         # made on the lab's release and topology, with the knee read from repeats
         assert made.release == ceph_cluster.release and made.topology["osds"] >= 1
         assert made.settings["repeats"] == 2 and spread["median"] == capacity
@@ -67,9 +68,11 @@ def test_a_share_of_the_capacity_is_calibrated_first_then_reused(ceph_cluster, e
               if spread["stages"] > 1 else {})
     assert resolved == {"requested": "20%", "ops_s": run.workload["rate"],
                         "calibration_id": run.calibration_id, "capacity_ops": capacity,
-                        "calibrated_now": True, "generator_bound": bound, **ranged}
-    # the baseline held the resolved rate, not some other one
+                        "calibrated_now": True, "generator_bound": bound,
+                        "knee_bound_ms": knee, **ranged}
+    # the baseline held the resolved rate, not some other one, within the knee's bound
     assert run.figures["validity"]["valid"], run.figures["validity"]
+    assert knee > 0 and run.figures["validity"]["measured"]["knee_bound_ms"] == knee
     assert f"{run.workload['rate']} ops/s open loop (20% of the capacity in calibration " \
            f"{run.calibration_id})" in first.stdout
 
@@ -208,5 +211,5 @@ def test_a_relative_rate_keeps_the_same_share_of_the_knees_lowest_and_highest_st
     assert resolved.workload.rate == 100.0 and not resolved.calibrated_now
     assert resolved.as_dict() == {
         "requested": "20%", "ops_s": 100.0, "calibration_id": made, "capacity_ops": 500.0,
-        "calibrated_now": False, "generator_bound": False,
+        "calibrated_now": False, "generator_bound": False, "knee_bound_ms": None,
         "capacity_range": [480.0, 530.0], "ops_s_range": [96.0, 106.0]}
