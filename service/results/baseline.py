@@ -233,14 +233,12 @@ def judge(window: BaselineWindow, limits: BaselineLimits = BaselineLimits()) -> 
             hint = hint or ("the cluster stalled or cannot carry this load on time: wait "
                             "until it is quiet, or lower the rate")
     if window.over_knee_ops is not None and window.ops:
-        share, n = limits.knee_share, window.over_knee_ops
-        allowed_over = (share * window.ops + limits.knee_sigmas
-                        * math.sqrt(window.ops * share * (1 - share)) + 2)
-        if n > allowed_over:
+        n = window.over_knee_ops
+        if n > knee_allowance(window.ops, limits):
             failed.append(("knee", f"the load is past the cluster's knee: {n} of {window.ops} "
                            f"operations took longer than {_ms(window.knee_bound_ms or 0)}, "
                            "the p99 bound of the calibrated capacity (at most "
-                           f"{share:.0%} may)"))
+                           f"{limits.knee_share:.0%} may)"))
             hint = hint or ("the rate is more than the cluster carries within its latency "
                             "bound: lower the share, or calibrate again")
     if window.errors:
@@ -268,6 +266,13 @@ def judge(window: BaselineWindow, limits: BaselineLimits = BaselineLimits()) -> 
             "measured": {**asdict(window), "achieved_rate": round(window.achieved_rate, 3),
                          "trend": asdict(trend)},
             "limits": asdict(limits)}
+
+
+def knee_allowance(ops: int, limits: BaselineLimits) -> float:
+    """How many of a window's `ops` operations may take longer than the knee's p99 bound:
+    the knee share, three standard deviations of its binomial count, and two."""
+    share = limits.knee_share
+    return share * ops + limits.knee_sigmas * math.sqrt(ops * share * (1 - share)) + 2
 
 
 def edge_allowance(target_rate: float, mean_ms: float | None,
