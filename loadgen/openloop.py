@@ -153,6 +153,7 @@ class OpenLoop:
         elif op == "read":
             self.driver.read(entry.container, entry.name, entry.size,
                              self._on_done(op, intended, entry.container, entry.name, entry.size))
+            # the ledger holds the object from deletes until this read's done (_on_done)
         else:
             self.driver.delete(entry.container, entry.name,
                                self._on_done(op, intended, entry.container, entry.name, 0))
@@ -173,6 +174,8 @@ class OpenLoop:
             except Exception:
                 log.exception(f"recording a completed {op} of {container}/{name} failed")
             finally:
+                if op == "read":
+                    self.ledger.done_reading(container, name)
                 self._completed()
         return done
 
