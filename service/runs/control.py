@@ -266,9 +266,14 @@ class RunControl:
         (service.runs.baseline_gate). One that did not hold interrupts the run: nothing is
         injected, the rollbacks (idempotent restores) run, and the run ends `invalid` with
         the reason; unless the experiment asked to inject anyway (`baseline.on_invalid`)."""
+        resolved = self.resolved_rate
+        # judged against the knee only when the rate asked is past the capacity: at or below
+        # it, a cluster slower than when calibrated is not an overload (the Swift lab at
+        # 50% had runs with most operations past the bound, steady; bench P8)
+        knee = resolved.knee_bound_ms if resolved and resolved.workload.rate > \
+            resolved.capacity_ops else None
         gate = BaselineGate(self.sessions, self.run_id, self.workload, self.load, self.sampler,
-                            self.recorder, self._cpu_mark,
-                            self.resolved_rate.knee_bound_ms if self.resolved_rate else None)
+                            self.recorder, self._cpu_mark, knee)
         verdict, window = gate.judge(start, end)
         verdict = {**verdict, "on_invalid": self.on_invalid}
         if self.validity is None or not verdict["valid"]:  # a fill's run judges twice

@@ -70,9 +70,10 @@ def test_a_share_of_the_capacity_is_calibrated_first_then_reused(ceph_cluster, e
                         "calibration_id": run.calibration_id, "capacity_ops": capacity,
                         "calibrated_now": True, "generator_bound": bound,
                         "knee_bound_ms": knee, **ranged}
-    # the baseline held the resolved rate, not some other one, within the knee's bound
+    # the baseline held the resolved rate, not some other one; at 20% it is not judged
+    # against the knee (only a rate past the capacity is)
     assert run.figures["validity"]["valid"], run.figures["validity"]
-    assert knee > 0 and run.figures["validity"]["measured"]["knee_bound_ms"] == knee
+    assert knee > 0 and run.figures["validity"]["measured"]["knee_bound_ms"] is None
     assert f"{run.workload['rate']} ops/s open loop (20% of the capacity in calibration " \
            f"{run.calibration_id})" in first.stdout
 
