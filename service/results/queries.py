@@ -84,8 +84,8 @@ def matching(where: RunFilter) -> list:
         conditions.append(Run.schedule_id == where.schedule_id)
     if where.experiment:
         matches = text_matches(where.experiment)
-        if _run_id(where.experiment) is not None:
-            matches.append(Run.id == _run_id(where.experiment))
+        if (run_id := _run_id(where.experiment)) is not None:
+            matches.append(Run.id == run_id)
         conditions.append(or_(*matches))
     return conditions
 

@@ -92,12 +92,7 @@ def _exit_refused(message: str) -> None:
 
 
 def _lock_cluster(configuration: dict | None) -> ClusterLock:
-    cluster = cluster_from_configuration(configuration)
-    url = db.database_url()
-    wait_s = float(os.environ.get("FAULTLINE_CLUSTER_WAIT_S", "0"))
-    if wait_s:
-        logger.info(f"Waiting up to {wait_s:.0f} s for cluster {cluster.name} to be free")
-    return ClusterLock(url, cluster.name).acquire(db.session_factory(url), wait_s=wait_s)
+    return launch.lock_cluster(cluster_from_configuration(configuration).name)
 
 
 def _stop_before_start(lock: ClusterLock | None, queued_run_id: int | None,

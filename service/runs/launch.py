@@ -32,6 +32,7 @@ from chaoslib.experiment import run_experiment
 from clusters.access.inventory import Cluster, load_cluster
 from clusters.paths import default_inventory
 from service.experiments import documents, preflight
+from service.experiments.allowlist import CONFIGURATION
 from service.experiments.plan import RunPlan
 from service.experiments.suites import Suite
 from service.jobs.cluster_lock import ClusterLock
@@ -39,10 +40,6 @@ from service.store import db
 
 logger = logging.getLogger("chaostoolkit")
 ROLLBACK_ALWAYS = {"runtime": {"rollbacks": {"strategy": "always"}}}
-# the configuration keys the activities read their target from (clusters.access.config), and
-# the environment variables an experiment file binds them to (service.experiments.allowlist)
-TARGET_KEYS = {"faultline_cluster": "FAULTLINE_CLUSTER",
-               "faultline_inventory": "FAULTLINE_INVENTORY"}
 
 
 @dataclass
@@ -66,6 +63,17 @@ def take(experiment: dict[str, Any]) -> Prepared | None:
         return None
     prepared.taken = True
     return prepared
+
+
+def lock_cluster(name: str) -> ClusterLock:
+    """The cluster's lock, waiting up to $FAULTLINE_CLUSTER_WAIT_S (the worker sets it);
+    ClusterBusy names the run that holds it. Here for a run this process starts, and by
+    the control under the stock `chaos run`."""
+    wait_s = float(os.environ.get("FAULTLINE_CLUSTER_WAIT_S", "0"))
+    if wait_s:
+        logger.info(f"Waiting up to {wait_s:.0f} s for cluster {name} to be free")
+    url = db.database_url()
+    return ClusterLock(url, name).acquire(db.session_factory(url), wait_s=wait_s)
 
 
 def run(path: str | Path, cluster: str | None = None,
@@ -97,11 +105,7 @@ def run_document(experiment: dict[str, Any], experiment_path: str | None,
     if run_id is not None:
         arguments["run_id"] = run_id
     plan = preflight.check_without_cluster_access(experiment, target, arguments)
-    wait_s = float(os.environ.get("FAULTLINE_CLUSTER_WAIT_S", "0"))
-    if wait_s:
-        logger.info(f"Waiting up to {wait_s:.0f} s for cluster {target.name} to be free")
-    url = db.database_url()
-    lock = ClusterLock(url, target.name).acquire(db.session_factory(url), wait_s=wait_s)
+    lock = lock_cluster(target.name)
     try:
         preflight.check_live(experiment, target, plan)
     except BaseException:
@@ -126,6 +130,6 @@ def _target_values(experiment: dict[str, Any], cluster: Cluster,
     declares no such key gets it, read as an experiment file would (chaoslib applies only
     the variables of keys the experiment declares)."""
     configuration = experiment.setdefault("configuration", {})
-    for key, variable in TARGET_KEYS.items():
+    for key, variable in CONFIGURATION.items():  # as the allow-list binds them
         configuration.setdefault(key, {"type": "env", "key": variable, "default": ""})
     return {"faultline_cluster": cluster.name, "faultline_inventory": inventory}
