@@ -184,7 +184,18 @@ def move_other_pools(admin: CephAdmin) -> bool:
     return bool(moves)
 
 
+# Health checks that waiting does not clear: the disks hold objects of earlier runs.
+FULL_CHECKS = frozenset({"OSD_NEARFULL", "OSD_BACKFILLFULL", "OSD_FULL", "POOL_NEARFULL",
+                         "POOL_BACKFILLFULL", "POOL_FULL"})
+
+
 def _settled(state: CephState) -> bool:
+    full = FULL_CHECKS.intersection(state.checks)
+    if full and state.num_pgs > 0 and state.clean_pgs == state.num_pgs:
+        raise LabError(
+            f"the lab's disks are too full to be healthy ({', '.join(sorted(full))}): they "
+            "hold the objects of earlier runs (`faultline clean` removes a run's objects; "
+            "`faultline lab down --purge` deletes the whole lab's data)")
     return (state.health == "HEALTH_OK" and state.num_osds == OSD_COUNT
             and state.num_up_osds == OSD_COUNT and state.num_in_osds == OSD_COUNT
             and state.num_pgs > 0 and state.clean_pgs == state.num_pgs)

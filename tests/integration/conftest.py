@@ -71,6 +71,8 @@ def database_url():
 def ceph_cluster():
     """The Ceph lab, up and HEALTH_OK; taken down after the suite if the suite started it."""
     was_up = _lab_daemons_alive()
+    if not was_up:  # the data earlier runs left (a near-full disk) is not the suite's to inherit
+        ceph_lab.down(purge=True)
     ceph_lab.up()
     yield load_cluster(default_inventory(), "lab-ceph")
     if not was_up:
@@ -83,6 +85,8 @@ def swift_cluster():
     """The Swift lab, up and answering PUT/GET through its proxy; taken down after the suite
     if the suite started it."""
     was_up = _lab_daemons_alive(swift_lab)
+    if not was_up:
+        swift_lab.down(purge=True)
     swift_lab.up()
     yield load_cluster(default_inventory(), "lab-swift")
     if not was_up:

@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 import lab
 import lab.exceptions
+from lab.exceptions import LabError
 from service.cli import main
 
 
@@ -42,3 +43,23 @@ def test_a_failed_reef_lab_up_is_one_error_line(monkeypatch, error):
     assert result.exit_code == 2, result.output
     assert result.output.strip() == "error: the node container lab-ceph-reef-1 did not boot"
     assert "Traceback" not in result.output
+
+
+def _state(health: str, checks: tuple[str, ...], clean: int = 89):
+    from clusters.ceph.admin import CephState
+    return CephState(health=health, checks=checks, num_osds=4, num_up_osds=4, num_in_osds=4,
+                     num_pgs=89, pgs_by_state={"active+clean": clean,
+                                               "active+recovering": 89 - clean},
+                     degraded_objects=0, misplaced_objects=0)
+
+
+def test_a_lab_too_full_to_be_healthy_is_said_at_once_not_waited_on():
+    from lab import ceph_setup
+    with pytest.raises(LabError, match=r"too full.*OSD_NEARFULL, POOL_NEARFULL.*--purge"):
+        ceph_setup._settled(_state("HEALTH_WARN", ("POOL_NEARFULL", "OSD_NEARFULL")))
+
+
+def test_a_full_lab_still_recovering_and_a_healthy_one_are_waited_on_as_before():
+    from lab import ceph_setup
+    assert not ceph_setup._settled(_state("HEALTH_WARN", ("OSD_NEARFULL",), clean=80))
+    assert ceph_setup._settled(_state("HEALTH_OK", ()))
