@@ -1,5 +1,5 @@
-"""`faultline run`, `runs`, `report`, `compare`, `suite`, `verify`: experiments and their
-runs from the command line."""
+"""`faultline run`, `runs`, `report`, `compare`, `suite`, `verify`, `clean`: experiments and
+their runs from the command line."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from service.results import comparison as compare
 from service.results import figures
 from service.results.report import format_report, report_dict
 from service.runs import launch, trials
-from service.runs.audit import reverify
+from service.runs.audit import clean, reverify
 from service.store import db
 from service.store.models import Run
 
@@ -163,6 +163,32 @@ def verify_cmd(run_id: int, as_json: bool) -> None:
         for name in result.missing[:20]:
             click.echo(f"  missing: {name}")
     sys.exit(0 if result.ok else 1)
+
+
+@click.command("clean")
+@click.argument("run_ids", metavar="RUN_ID...", type=int, nargs=-1, required=True)
+@click.option("--inventory", help="Inventory file (default: the lab's).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def clean_cmd(run_ids: tuple[int, ...], inventory: str | None, as_json: bool) -> None:
+    """Delete from the cluster the objects these runs acknowledged; their figures stay.
+    Exit 1 if a delete failed (run it again to retry those)."""
+    done: dict[int, dict] = {}
+    for run_id in run_ids:
+        try:
+            done[run_id] = clean(run_id, inventory)
+        except USER_ERRORS as exc:
+            if as_json:
+                click.echo(json.dumps({str(k): v for k, v in done.items()}, indent=2))
+            fail(str(exc))
+        if not as_json:
+            r = done[run_id]
+            click.echo(f"run {run_id}: {r['deleted']} of {r['objects']} objects deleted, "
+                       f"{r['already_gone']} already gone, {r['failed']} failed")
+            for name, error in list(r["failures"].items())[:20]:
+                click.echo(f"  failed: {name} ({error})")
+    if as_json:
+        click.echo(json.dumps({str(k): v for k, v in done.items()}, indent=2))
+    sys.exit(0 if all(r["failed"] == 0 for r in done.values()) else 1)
 
 
 def print_report(run_id: int, as_json: bool) -> dict:

@@ -242,6 +242,7 @@ def report_dict(run: Run) -> dict[str, Any]:
                                            False if no_disruption(out) else None)
     out["offered_ops"] = figures.get("offered_ops")
     out["verify"] = run.verify
+    out["objects_removed"] = run.objects_removed  # by `faultline clean`, after the run
     out["note"] = NOTES.get(run.cluster_kind)
     out["fault_note"] = fault_note(run)
     out["topology_note"] = topology_note(run)
@@ -411,6 +412,10 @@ def format_report(data: dict[str, Any]) -> str:
         f"of {_fmt((data.get('verify') or {}).get('checked'))} verified)",
     ]
     lines.insert(5, f"  baseline check               {validity_line(data.get('validity'))}")
+    if removed := data.get("objects_removed"):
+        lines.append(f"  objects removed              {removed['deleted']} deleted by "
+                     f"`faultline clean` at {removed['at']} ({removed['already_gone']} already "
+                     f"gone, {removed['failed']} failed)")
     if scale_lines(data):
         lines += [""] + [f"  scale: {line}" for line in scale_lines(data)]
     if data["reasons"]:

@@ -1,28 +1,79 @@
-"""Re-verify a stored run: read back every object its ledger says was acknowledged."""
+"""After a run: read back every object its ledger says was acknowledged (verify), or delete
+them from the cluster once nobody needs them read back (clean)."""
 
 from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
 
 from clusters.access.inventory import load_cluster
 from clusters.paths import default_inventory
 from loadgen.drivers import driver_for
+from loadgen.ledger import Entry
 from loadgen.payload import PayloadSource
+from loadgen.remove import RemoveResult, remove
 from loadgen.verify import VerifyResult, verify
-from loadgen.workload import parse_workload
+from loadgen.workload import Workload, parse_workload
+from service.jobs.cluster_lock import ClusterLock
 from service.results import figures
 from service.store import db
+from service.store.models import Run
 from service.store.recording import load_ledger
+
+from .exceptions import ObjectsRemoved, RunStillLive
+from .orphans import LIVE_STATUSES
+
+
+def _stored(run_id: int) -> tuple[Run, list[Entry], Workload]:
+    with db.session_factory()() as session:
+        run = figures.get_run(session, run_id)
+        session.expunge(run)
+        return run, load_ledger(session, run_id), parse_workload(run.workload)
 
 
 def reverify(run_id: int, inventory: str | None = None) -> VerifyResult:
-    with db.session_factory()() as session:
-        run = figures.get_run(session, run_id)
-        entries = load_ledger(session, run_id)
-        cluster_name, workload = run.cluster, parse_workload(run.workload)
-    cluster = load_cluster(inventory or default_inventory(), cluster_name)
+    run, entries, workload = _stored(run_id)
+    if run.objects_removed:
+        raise ObjectsRemoved(f"run {run_id}'s objects were deleted from {run.cluster} by "
+                             f"`faultline clean` at {run.objects_removed['at']}; there is "
+                             "nothing to read back")
+    cluster = load_cluster(inventory or default_inventory(), run.cluster)
     driver = driver_for(cluster, workload)
     driver.connect()
     try:
         lo, hi = workload.size_range()
         return verify(driver, entries, PayloadSource(workload.seed, lo, hi))
+    finally:
+        driver.close()
+
+
+def clean(run_id: int, inventory: str | None = None) -> dict[str, Any]:
+    """Delete from its cluster every object the run acknowledged; record when, and what was
+    found. Refused while the run is queued or running, or while another run holds the
+    cluster (the deletes would be load on it). Again on a cleaned run: what is left, if a
+    delete failed, is tried again; the rest count as already gone. Objects whose write was
+    never acknowledged are not in the ledger and stay."""
+    run, entries, workload = _stored(run_id)
+    if run.status in LIVE_STATUSES:
+        raise RunStillLive(f"run {run_id} is {run.status}; clean it once it has ended")
+    cluster = load_cluster(inventory or default_inventory(), run.cluster)
+    url = db.database_url()
+    lock = ClusterLock(url, run.cluster).acquire(db.session_factory(url))
+    try:
+        result = _remove(cluster, workload, entries)
+    finally:
+        lock.release()
+    record = {"at": datetime.now(UTC).isoformat(timespec="seconds"), "objects": len(entries),
+              **result.as_dict()}
+    with db.session_factory().begin() as session:
+        session.get(Run, run_id).objects_removed = record
+    return record
+
+
+def _remove(cluster, workload: Workload, entries: list[Entry]) -> RemoveResult:
+    driver = driver_for(cluster, workload)
+    driver.connect()
+    try:
+        return remove(driver, entries)
     finally:
         driver.close()

@@ -32,3 +32,11 @@ class ClusterNotHealthy(CalibrationError, Conflict):
 
 class NoCapacity(CalibrationError, Conflict):
     """A calibration found no stage to call the capacity (errors in every one)."""
+
+
+class ObjectsRemoved(RunsError, Conflict):
+    """The run's objects were deleted by `faultline clean`: there is nothing to read back."""
+
+
+class RunStillLive(RunsError, Conflict):
+    """The run is queued or running: its objects are still being written and read."""

@@ -53,6 +53,8 @@ class Run(Base):
     workload: Mapped[dict[str, Any]] = mapped_column(default=dict)
     figures: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
     verify: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    # `faultline clean` deleted the acknowledged objects: when, and what it found
+    objects_removed: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
     journal: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
     error: Mapped[str | None] = mapped_column(Text)
     # A run made by the queue: the document and target the worker runs, its job, who asked

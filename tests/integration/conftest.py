@@ -37,7 +37,7 @@ from service.jobs import run_queue
 from service.jobs.app import make_app
 from service.monitoring import embedded as monitoring
 from service.store import db, pgserver
-from service.store.models import Run
+from service.store.models import FaultRecord, Run
 from service.web.access import require_role
 from service.web.app import create_app
 
@@ -134,6 +134,17 @@ def file_ledger(tmp_path):
     fault_ledger.set_backend(fault_ledger.FileLedger(tmp_path / "faults.json"))
     yield
     fault_ledger.set_backend(None)
+
+
+@pytest.fixture
+def own_cluster(sessions):
+    """A cluster name of this test only (nor the lab's): its runs and faults are deleted
+    afterwards, and healing touches only its faults."""
+    name = f"test-{uuid.uuid4().hex[:10]}"
+    yield name
+    with sessions.begin() as session:
+        session.execute(delete(FaultRecord).where(FaultRecord.cluster == name))
+        session.execute(delete(Run).where(Run.cluster == name))
 
 
 @pytest.fixture

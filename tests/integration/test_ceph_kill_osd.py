@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import rados
+from cleaning import assert_cleaned
 from short_runs import shortened
 from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
@@ -97,6 +98,8 @@ def test_faultline_run_records_an_osd_kill_and_verify_catches_a_lost_object(
     assert audit.returncode == 1, audit.stdout + audit.stderr
     assert f"{victim.container}/{victim.name}" in audit.stdout
     assert '"lost_objects": 1' in audit.stdout
+    # and its objects leave the cluster, the one deleted above counted as already gone
+    assert_cleaned(run.id, env, lost=1)
 
 
 def test_timeline_is_ordered(database_url, ceph_cluster):

@@ -19,12 +19,8 @@ from service.store.models import FaultRecord, Run
 
 
 @pytest.fixture
-def cluster(sessions):
-    """A cluster name of this test only; its faults are deleted afterwards."""
-    name = unique_cluster()
-    yield name
-    with sessions.begin() as session:
-        session.execute(delete(FaultRecord).where(FaultRecord.cluster == name))
+def cluster(own_cluster):
+    return own_cluster
 
 
 @pytest.fixture

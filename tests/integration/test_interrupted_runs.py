@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from factories import START, make_run, record_load
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import func, select, update
 from web_login import SECRET, log_in
 
 from clusters.processes import ProcessOwner, start_of
@@ -46,12 +46,8 @@ time.sleep(600)
 
 
 @pytest.fixture
-def cluster(sessions):
-    """A cluster name of this test only; its runs are deleted afterwards."""
-    name = f"interrupted-{uuid.uuid4().hex[:8]}"
-    yield name
-    with sessions.begin() as session:
-        session.execute(delete(Run).where(Run.cluster == name))
+def cluster(own_cluster):
+    return own_cluster
 
 
 @pytest.fixture

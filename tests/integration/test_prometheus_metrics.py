@@ -10,19 +10,13 @@ import uuid
 
 import pytest
 from factories import make_run
-from sqlalchemy import delete
 
-from service.store.models import FaultRecord, Run
+from service.store.models import FaultRecord
 
 
 @pytest.fixture
-def cluster(sessions):
-    """A cluster name of this test only; its runs and faults are deleted afterwards."""
-    name = f"metrics-{uuid.uuid4().hex[:8]}"
-    yield name
-    with sessions.begin() as session:
-        session.execute(delete(FaultRecord).where(FaultRecord.cluster == name))
-        session.execute(delete(Run).where(Run.cluster == name))
+def cluster(own_cluster):
+    return own_cluster
 
 
 def _value(text: str, prefix: str) -> float:

@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from cleaning import assert_cleaned
 from short_runs import shortened
 from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
@@ -69,3 +70,5 @@ def test_stock_chaos_run_records_an_object_server_kill(swift_cluster, database_u
     with SwiftAdmin(swift_cluster) as admin:
         state = admin.state()
     assert not state.fault_seen and state.handoff_partitions == 0, state.summary()
+    # and the run's objects leave the cluster
+    assert_cleaned(run.id, {**env, "FAULTLINE_CLUSTER": "lab-swift"})

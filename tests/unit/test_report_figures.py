@@ -83,3 +83,14 @@ def test_a_recovery_that_took_time_is_no_no_disruption():
 
     assert not no_disruption(data)
     assert "  time to client recovery      3.000 s" in format_report(data)
+
+
+def test_a_cleaned_run_says_when_its_objects_left_the_cluster_and_an_uncleaned_one_does_not():
+    cleaned = run(**NEW)
+    cleaned.objects_removed = {"at": "2026-11-27T22:00:00+00:00", "objects": 12, "deleted": 11,
+                               "already_gone": 1, "failed": 0, "failures": {}}
+
+    assert ("  objects removed              11 deleted by `faultline clean` at "
+            "2026-11-27T22:00:00+00:00 (1 already gone, 0 failed)") in \
+        format_report(report_dict(cleaned))
+    assert "objects removed" not in format_report(report_dict(run(**NEW)))
