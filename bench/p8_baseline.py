@@ -76,10 +76,14 @@ def baseline_run(kind: str, rate: str, size: int, quick: bool) -> dict:
             return {"rate": rate, "size": size, "run_id": None, "status": "not started",
                     "error": (done.stderr or done.stdout)[-500:]}
         validity = (run.figures or {}).get("validity") or {}
-        return {"rate": rate, "size": size, "run_id": run.id, "status": run.status,
-                "ops_s": run.workload.get("rate"), "valid": validity.get("valid"),
-                "reasons": validity.get("reasons"), "measured_s": validity.get("measured_s"),
-                "extensions": len(validity.get("extensions") or [])}
+        result = {"rate": rate, "size": size, "run_id": run.id, "status": run.status,
+                  "ops_s": run.workload.get("rate"), "valid": validity.get("valid"),
+                  "reasons": validity.get("reasons"), "measured_s": validity.get("measured_s"),
+                  "extensions": len(validity.get("extensions") or [])}
+    # 80 runs on a lab otherwise fill its disks past nearfull; the deletes come after the run
+    subprocess.run([FAULTLINE, "clean", str(result["run_id"])], cwd=REPO, capture_output=True,
+                   timeout=1800)
+    return result
 
 
 def judged_invalid(result: dict) -> bool:

@@ -28,10 +28,12 @@ from service.store.recording import RunNotQueued, fail_queued
 
 from . import launch
 from .control import RunControl
+from .exit_signals import PromptExitSignals, prompt_exit_signals
 
 logger = logging.getLogger("chaostoolkit")
 
 _runs: dict[int, RunControl] = {}
+_exit_signals: dict[int, PromptExitSignals | None] = {}
 
 
 def before_experiment_control(context: dict, configuration: dict = None,
@@ -75,6 +77,7 @@ def before_experiment_control(context: dict, configuration: dict = None,
             fail_queued(control.sessions, queued_run_id, f"could not start the load: {exc}")
         raise InterruptExecution(f"Faultline could not start the load: {exc}") from None
     _runs[id(context)] = control
+    _exit_signals[id(context)] = prompt_exit_signals()  # a cancel must not wait out a pause
 
 
 def _under_chaos_cli() -> bool:
@@ -137,3 +140,5 @@ def after_experiment_control(context: dict, state: dict = None, **arguments: Any
                 state["status"] = "failed"
         finally:
             control.release()
+    if (watcher := _exit_signals.pop(id(context), None)) is not None:
+        watcher.close()

@@ -49,6 +49,7 @@ def control_of(sessions, latencies_ms: list[float]) -> RunControl:
     control.sampler = SimpleNamespace(recent=[(start + s + 0.5, "HEALTH_OK", HEALTHY)
                                               for s in range(len(latencies_ms))])
     control.on_invalid, control.validity, control._cpu_mark = "stop", None, None
+    control.resolved_rate = None  # a rate in ops/s, not a share of a calibrated capacity
     control.start = start
     return control
 

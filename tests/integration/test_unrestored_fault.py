@@ -25,6 +25,7 @@ def _kill_without_restore() -> dict:
     control = experiment["controls"][0]["provider"]["arguments"]
     control["workload"].update(ramp_s=2, baseline_s=6, objects_per_container=20)
     control["tail_s"] = 2
+    control["restore"] = None  # the plan refuses a restore that names no activity
     experiment["method"] = experiment["method"][:1]  # kill, and nothing brings it back
     experiment["rollbacks"] = []
     del experiment["steady-state-hypothesis"]

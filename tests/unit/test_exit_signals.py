@@ -1,0 +1,73 @@
+"""A cancel (SIGUSR1) that the kernel hands to a thread other than the main one still ends
+the main thread's sleep at once (service/runs/exit_signals.py); without the watcher it
+waits the sleep out. In a process of its own: signal handlers and masks are per process."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+SCRIPT = """
+import os, signal, sys, threading, time
+from service.runs.exit_signals import prompt_exit_signals
+
+def leave(signum, frame):  # what chaoslib's handler does
+    raise SystemExit(20)
+
+def spin():  # a thread running Python, like the load generator's
+    while True:
+        pass
+
+signal.signal(signal.SIGUSR1, leave)
+watcher = prompt_exit_signals() if sys.argv[1] == "watched" else None
+threading.Thread(target=spin, daemon=True).start()
+# blocked in the main thread only, so the kernel hands the signal to the spinning thread,
+# as when librados blocks signals in the main thread to start one of its own
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGUSR1)).start()
+started = time.monotonic()
+try:
+    time.sleep(3)
+    print(f"slept {time.monotonic() - started:.2f}")
+except SystemExit:
+    print(f"interrupted {time.monotonic() - started:.2f}")
+if watcher is not None:
+    watcher.close()
+"""
+
+
+def _sleep(mode: str) -> tuple[str, float]:
+    done = subprocess.run([sys.executable, "-c", SCRIPT, mode], cwd=REPO, capture_output=True,
+                          text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    how, seconds = done.stdout.split()
+    return how, float(seconds)
+
+
+def test_a_signal_another_thread_received_ends_the_main_threads_sleep_at_once():
+    how, seconds = _sleep("watched")
+
+    assert how == "interrupted" and seconds < 2.0, (how, seconds)
+
+
+def test_without_the_watcher_the_same_signal_waits_the_sleep_out():
+    how, seconds = _sleep("unwatched")
+
+    assert seconds == pytest.approx(3.0, abs=0.5), (how, seconds)
+
+
+def test_installed_only_from_the_main_thread():
+    import threading
+
+    from service.runs.exit_signals import prompt_exit_signals
+
+    got = []
+    thread = threading.Thread(target=lambda: got.append(prompt_exit_signals()))
+    thread.start()
+    thread.join()
+    assert got == [None]
