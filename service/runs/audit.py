@@ -3,6 +3,8 @@ them from the cluster once nobody needs them read back (clean)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -10,17 +12,18 @@ from clusters.access.inventory import load_cluster
 from clusters.paths import default_inventory
 from loadgen.drivers import driver_for
 from loadgen.ledger import Entry
+from loadgen.openloop import AsyncDriver, container_names
 from loadgen.payload import PayloadSource
-from loadgen.remove import RemoveResult, remove
+from loadgen.remove import remove
 from loadgen.verify import VerifyResult, verify
 from loadgen.workload import Workload, parse_workload
-from service.jobs.cluster_lock import ClusterLock
 from service.results import figures
 from service.store import db
 from service.store.models import Run
 from service.store.recording import load_ledger
 
-from .exceptions import ObjectsRemoved, RunStillLive
+from . import launch
+from .exceptions import ForeignObjects, ObjectsRemoved, RunStillLive
 from .orphans import LIVE_STATUSES
 
 
@@ -38,13 +41,9 @@ def reverify(run_id: int, inventory: str | None = None) -> VerifyResult:
                              f"`faultline clean` at {run.objects_removed['at']}; there is "
                              "nothing to read back")
     cluster = load_cluster(inventory or default_inventory(), run.cluster)
-    driver = driver_for(cluster, workload)
-    driver.connect()
-    try:
+    with _connected(cluster, workload) as driver:
         lo, hi = workload.size_range()
         return verify(driver, entries, PayloadSource(workload.seed, lo, hi))
-    finally:
-        driver.close()
 
 
 def clean(run_id: int, inventory: str | None = None) -> dict[str, Any]:
@@ -56,11 +55,16 @@ def clean(run_id: int, inventory: str | None = None) -> dict[str, Any]:
     run, entries, workload = _stored(run_id)
     if run.status in LIVE_STATUSES:
         raise RunStillLive(f"run {run_id} is {run.status}; clean it once it has ended")
+    # a ledger row rewritten in the database must not aim the deletes at other containers
+    foreign = {e.container for e in entries} - set(container_names(workload))
+    if foreign:
+        raise ForeignObjects(f"run {run_id}'s ledger names containers its workload never "
+                             f"wrote ({', '.join(sorted(foreign)[:5])}); nothing was deleted")
     cluster = load_cluster(inventory or default_inventory(), run.cluster)
-    url = db.database_url()
-    lock = ClusterLock(url, run.cluster).acquire(db.session_factory(url))
+    lock = launch.lock_cluster(run.cluster)
     try:
-        result = _remove(cluster, workload, entries)
+        with _connected(cluster, workload) as driver:
+            result = remove(driver, entries)
     finally:
         lock.release()
     record = {"at": datetime.now(UTC).isoformat(timespec="seconds"), "objects": len(entries),
@@ -70,10 +74,11 @@ def clean(run_id: int, inventory: str | None = None) -> dict[str, Any]:
     return record
 
 
-def _remove(cluster, workload: Workload, entries: list[Entry]) -> RemoveResult:
+@contextmanager
+def _connected(cluster, workload: Workload) -> Iterator[AsyncDriver]:
     driver = driver_for(cluster, workload)
     driver.connect()
     try:
-        return remove(driver, entries)
+        yield driver
     finally:
         driver.close()

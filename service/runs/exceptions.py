@@ -3,7 +3,7 @@ says what their kinds mean)."""
 
 from __future__ import annotations
 
-from service.exceptions import Conflict, FaultlineError
+from service.exceptions import Conflict, FaultlineError, InvalidInput
 
 
 class RunsError(FaultlineError):
@@ -40,3 +40,7 @@ class ObjectsRemoved(RunsError, Conflict):
 
 class RunStillLive(RunsError, Conflict):
     """The run is queued or running: its objects are still being written and read."""
+
+
+class ForeignObjects(RunsError, InvalidInput):
+    """The run's ledger names objects outside its workload's containers: not deleted."""

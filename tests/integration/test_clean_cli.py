@@ -73,3 +73,16 @@ def test_a_cluster_another_run_holds_is_not_loaded_with_deletes(invoke, sessions
     assert done.exit_code == 2
     assert done.output.startswith(f"error: cluster {cluster} is busy"), done.output
     _unchanged(sessions, run_id)
+
+
+def test_a_ledger_naming_another_container_deletes_nothing(invoke, sessions, cluster,
+                                                           api_inventory):
+    run_id = _made(sessions, cluster, "completed")
+    with sessions.begin() as session:
+        session.add(LedgerEntry(run_id=run_id, container="customer-data", name="x", size=4))
+
+    done = invoke("clean", str(run_id), "--inventory", str(api_inventory))
+
+    assert done.exit_code == 2
+    assert "names containers its workload never wrote (customer-data)" in done.output
+    _unchanged(sessions, run_id)
