@@ -410,3 +410,9 @@ def cluster_problem(health: str, state: dict[str, Any],
         return (f"{state['handoff_partitions']} partitions were on handoff nodes, not where "
                 f"the ring wants them ({summary})")
     return None
+
+
+def reasons_when_invalid(reasons: dict[str, str]) -> dict[str, str]:
+    """A run stopped by its baseline injected nothing: its n/a reasons say why."""
+    return {key: (f"{why}: the baseline did not hold" if why == "no fault was injected" else why)
+            for key, why in reasons.items()}

@@ -70,6 +70,7 @@ from .baseline_gate import BaselineGate
 from .distributed_load import DistributedLoad, defer_driver_job
 from .final_status import Ending, final_status
 from .heartbeat import Heartbeat
+from .progress import progress_line
 from .sampler import ClusterSampler
 
 logger = logging.getLogger("chaostoolkit")
@@ -243,15 +244,9 @@ class RunControl:
 
     def _progress(self) -> None:
         while not self._progress_stop.wait(5):
-            state = self.sampler.latest or {}
-            since = f"+{time.time() - self.fault_ts:.0f}s after fault" if self.fault_ts \
-                else f"{time.time() - self.load.started_at:.0f}s into load"
-            logger.info(
-                f"[run {self.run_id} {since}] "
-                + ("load ended" if self.load_ended_early else
-                   f"load {self.last_second.get('ops', 0):.0f} ops/s, "
-                   f"{self.last_second.get('errors', 0):.0f} errors") + " | "
-                f"{state.get('summary') or state.get('error') or 'no cluster sample yet'}")
+            logger.info(progress_line(self.run_id, time.time(), self.load.started_at,
+                                      self.fault_ts, self.load_ended_early, self.last_second,
+                                      self.sampler.latest or {}))
 
     def wait_baseline(self) -> None:
         start = self.load.started_at + self.workload.ramp_s
@@ -433,9 +428,7 @@ class RunControl:
         if self.validity is not None:
             result["validity"] = self.validity
             if invalid:
-                result["reasons"] = {k: (f"{v}: the baseline did not hold"
-                                         if v == "no fault was injected" else v)
-                                     for k, v in result.get("reasons", {}).items()}
+                result["reasons"] = baseline.reasons_when_invalid(result.get("reasons", {}))
         self._timeline_events(result)
         if self.daemon_outcomes:
             deviations = [o["deviation"] for o in self.daemon_outcomes if o.get("deviation")]

@@ -17,6 +17,7 @@ from service.results.baseline import (
     edge_allowance,
     extension_s,
     judge,
+    reasons_when_invalid,
     summary,
     window_of,
 )
@@ -394,3 +395,10 @@ def test_a_lag_past_the_last_bucket_is_stored_as_its_edge_not_infinity():
     assert verdict["measured"]["lag_p99_ms"] == 10000.0
     assert verdict["measured"]["lag_max_ms"] == 10000.0
     json.dumps(verdict, allow_nan=False)  # storable
+
+
+def test_an_invalid_runs_reasons_say_the_baseline_stopped_the_fault():
+    reasons = reasons_when_invalid({"time_to_detect_s": "no fault was injected",
+                                             "time_to_alert_s": "no alert rule matched"})
+    assert reasons == {"time_to_detect_s": "no fault was injected: the baseline did not hold",
+                       "time_to_alert_s": "no alert rule matched"}
