@@ -52,10 +52,13 @@ def test_a_completion_counts_from_its_callback_to_the_next_submit_once_and_waits
 def test_the_busy_seconds_of_every_thread_add_up():
     meter = BusyMeter()
     driver = MeteredDriver(StepDriver(Clock(), 0.0), meter)
+    driver.driver.write = lambda *args: time.sleep(0.05)
+    took: list[float] = []
 
     def slow_submit():
-        driver.driver.write = lambda *args: time.sleep(0.05)
+        start = time.monotonic()
         driver.write("c", "n", b"x", lambda *result: None)
+        took.append(time.monotonic() - start)
 
     threads = [threading.Thread(target=slow_submit) for _ in range(2)]
     for t in threads:
@@ -63,7 +66,9 @@ def test_the_busy_seconds_of_every_thread_add_up():
     for t in threads:
         t.join()
 
-    assert 0.1 <= meter.busy_s() < 0.3  # two slots held at once for 0.05 s each
+    # two slots held at once, each for its own submit: the sum of the two, whatever a busy
+    # machine made of the 0.05 s sleeps (a fixed upper bound failed under load)
+    assert 0.1 <= meter.busy_s() <= sum(took) + 0.001, (meter.busy_s(), took)
 
 
 class FinisherDriver:
@@ -103,4 +108,6 @@ def test_a_stage_whose_cluster_is_slow_leaves_the_slots_to_the_cluster():
         4, warmup_s=0, measure_s=1)
 
     assert cluster_bound.client_busy < 0.8, cluster_bound.client_busy
-    assert sum(s.ops for s in cluster_bound.samples) > 100  # the loop did go round
+    # the loop did go round: each of the 4 slots completed several times (about 400 ops
+    # when the machine is idle; 95 were seen under load, so no rate is asserted)
+    assert sum(s.ops for s in cluster_bound.samples) > 20
