@@ -61,10 +61,13 @@ def test_stock_chaos_run_records_an_object_server_kill(swift_cluster, database_u
             assert f["data_at_risk_s"] > 0
         assert f["lost_objects"] == 0 and f["corrupt_objects"] == 0
         assert f["verified_objects"] > 0
-        # the sampled state saw writes go to handoffs while the server was dead
-        during = [s.state for s in samples if run.fault_ts < s.ts < run.fault_ts + 30]
-        assert any(s["servers_down"] == ["object-server.node1"] for s in during)
-        assert max(s["handoff_partitions"] or 0 for s in during) > 0
+        # the sampled state saw writes go to handoffs while the server was dead (the whole
+        # time it was, not a fixed 30 s: on a busy lab the slower figures came 39 s in)
+        during = [s.state for s in samples if s.ts > run.fault_ts
+                  and s.state["servers_down"] == ["object-server.node1"]]
+        assert during
+        assert max(s["handoff_partitions"] or 0 for s in during) > 0, [
+            s["summary"] for s in during]
 
     # the lab is left as it was found: every server answers, nothing on handoffs
     with SwiftAdmin(swift_cluster) as admin:
