@@ -30,7 +30,8 @@ from service.results.baseline import window_of
 from service.store import db
 from service.store.models import LoadSample, Run
 
-from .results import arguments
+from .p8_baseline import shape_of
+from .results import arguments, percentile
 
 SIMULATED = 2000
 POINTS = 20
@@ -90,7 +91,7 @@ def shapes_of(title_prefix: str) -> dict[str, dict]:
             series = baseline_series(session, run)
             if len(series) < steady.MIN_SECONDS:
                 continue
-            shape = found[" ".join(run.title.split()[2:6])]  # "swift 4096 B 50%"
+            shape = found[shape_of(run.title)]
             shape["runs"] += 1
             shape["judged_invalid"] += ((run.figures or {}).get("validity") or {}).get(
                 "valid") is False
@@ -98,7 +99,7 @@ def shapes_of(title_prefix: str) -> dict[str, dict]:
     for shape in found.values():
         rho = sorted(shape["rho"])
         shape["rho_median"] = round(statistics.median(rho), 2)
-        shape["rho_p90"] = round(rho[int(0.9 * len(rho))], 2)
+        shape["rho_p90"] = round(percentile(rho, 90), 2)
         shape["mann_kendall_false_rate_at_median"] = mann_kendall_false_rate(
             shape["rho_median"])
     return dict(sorted(found.items()))

@@ -62,6 +62,11 @@ def experiment(kind: str, title: str, rate: str, size: int, quick: bool) -> dict
     }
 
 
+def shape_of(title: str) -> str:
+    """The shape a P8 run's title names, "swift 4096 B 50%" (the replays group by it)."""
+    return " ".join(title.split()[2:6])
+
+
 def baseline_run(kind: str, rate: str, size: int, quick: bool) -> dict:
     """One run; what its baseline check said."""
     title = f"P8 baseline {kind} {size} B {rate} {time.time():.3f}"

@@ -24,6 +24,7 @@ from service.runs.calibration import knee_bound_ms
 from service.store import db
 from service.store.models import Calibration, LoadSample, Run
 
+from .p8_baseline import shape_of
 from .results import arguments
 
 
@@ -50,7 +51,7 @@ def replay(title_prefix: str) -> dict:
             ops = merged.get_total_count()
             over = ops - on_time_ops(merged, bound / 1000) if bound and ops else 0
             flagged = bool(ops) and over > knee_allowance(ops, limits)
-            shape = shapes[" ".join(run.title.split()[2:6])]  # "ceph 4096 B 50%"
+            shape = shapes[shape_of(run.title)]
             shape["runs"] += 1
             shape["flagged"] += flagged
             shape["judged_invalid"] += validity.get("valid") is False
