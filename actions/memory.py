@@ -106,7 +106,7 @@ def exhaust_memory(node: str = "node1", size_mib: int = 0, timeout_s: int = 120,
                    wait_s: int = 30, allow_unavailable: bool = False,
                    configuration: dict = None) -> dict:
     """Fill the node's memory with `size_mib` MiB it cannot give back (0: all of it but
-    32 MiB for its writer), for at most `timeout_s` seconds, so that the kernel's OOM killer
+    16 MiB for its writer), for at most `timeout_s` seconds, so that the kernel's OOM killer
     kills the node's biggest daemons until the rest fits. Waits up to `wait_s` seconds for
     the OOM killer and returns which daemons it took, when, and the node's memory. Guarded
     as losing the node (the OOM killer may take any daemon of it)."""

@@ -17,7 +17,7 @@ POOL = "faultline"
 POOL_PGS = 32
 OSD_COUNT = 4
 # each node's memory cgroup limit (lab/memcg.py): its OSD (osd_memory_target 1 GiB;
-# 50-80 MiB idle, 220-780 MiB under load), with headroom; its sshd stays outside
+# 21-27 MiB fresh, 220-780 MiB under load), with headroom; its sshd stays outside
 NODE_MEMORY_MIB = 1536
 MON_ID = "a"
 MGR_ID = "x"

@@ -42,9 +42,10 @@ MEMORY = "/sys/fs/cgroup/memory"
 LAB_ROOT = f"{MEMORY}/faultline-lab"  # lab/memcg.py: pid-file lab node K's: LAB_ROOT/<netns>
 HOG_CGROUP = "faultline-memhog"
 MOUNTS = "/run/faultline-memhog"
-# left to the hog's writer and the kernel's own use; below a fresh OSD's 50-80 MiB, or a
-# hog of all it allows would leave room for the node's only daemon and take nothing
-RESERVE_MIB = 32
+# left to the hog's writer (dd: 1-2 MiB) and the kernel's own use (2 MiB measured); below
+# a fresh OSD's 21-27 MiB (Debian 12's Ceph 16.2, measured on a fresh lab), or a hog of
+# all it allows would leave room for the node's only daemon and take nothing
+RESERVE_MIB = 16
 TIMER_MIB = 16  # what the writer and its timer may use beside the file
 MAX_SIZE_MIB, MAX_TIMEOUT_S, MAX_WAIT_S = 1 << 20, 3600, 300
 

@@ -35,7 +35,8 @@ def _pids(cluster, names) -> dict[str, int | None]:
 
 
 def _size_to_take_some(node) -> int:
-    """Enough that ~150 MiB of the node's daemons must go, within the hog's bounds."""
+    """Enough that ~150 MiB of the node's daemons must go, within the hog's bounds (a
+    fresh OSD holds 21-27 MiB: then all the node allows, which leaves it no room)."""
     cgroup = memory_hog.node_cgroup(node)
     limit, used = (int(open(f"{cgroup}/memory.{f}").read()) >> 20
                    for f in ("limit_in_bytes", "usage_in_bytes"))

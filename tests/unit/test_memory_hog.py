@@ -40,11 +40,11 @@ EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
     ({"timeout_s": 0}, "timeout_s must be a whole number from 1 to 3600, not 0"),
     ({"timeout_s": 86400}, "timeout_s must be a whole number from 1 to 3600, not 86400"),
     ({"size_mib": 2000}, "a memory hog of 2000 MiB does not fit node2: it has 1536 MiB, of "
-                         "which 32 MiB stay for the hog's writer and the kernel (at most "
-                         "1504 MiB)"),
-    ({"size_mib": 1510}, "a memory hog of 1510 MiB does not fit node2: it has 1536 MiB, of "
-                         "which 32 MiB stay for the hog's writer and the kernel (at most "
-                         "1504 MiB)"),
+                         "which 16 MiB stay for the hog's writer and the kernel (at most "
+                         "1520 MiB)"),
+    ({"size_mib": 1525}, "a memory hog of 1525 MiB does not fit node2: it has 1536 MiB, of "
+                         "which 16 MiB stay for the hog's writer and the kernel (at most "
+                         "1520 MiB)"),
 ])
 def test_a_hog_unbounded_absurd_or_bigger_than_the_node_is_refused_with_one_message(
         arguments, message):
@@ -55,7 +55,7 @@ def test_a_hog_unbounded_absurd_or_bigger_than_the_node_is_refused_with_one_mess
 
 
 def test_a_hog_of_size_zero_takes_all_of_the_node_but_its_reserve():
-    assert memory_hog(LAB_NODE, 1536).size_mib == 1504
+    assert memory_hog(LAB_NODE, 1536).size_mib == 1520
 
 
 def test_the_arguments_are_checked_before_a_run():
@@ -161,7 +161,7 @@ def test_the_trigger_form_says_the_fault_may_take_the_whole_node():
     document = json.loads((EXPERIMENTS / "ceph-exhaust-memory.json").read_text())
     [scope] = fault_scopes(document, cluster)
 
-    assert scope.says == ("runs node2 out of memory: all but 32 MiB of it that it cannot "
+    assert scope.says == ("runs node2 out of memory: all but 16 MiB of it that it cannot "
                           "give back, for at most 120 s, until the kernel's OOM killer takes "
                           "its biggest daemons")
     assert scope.takes_down == ("osd.1",)
