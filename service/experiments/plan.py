@@ -60,7 +60,7 @@ def plan_of(experiment: dict[str, Any], arguments: dict[str, Any]) -> RunPlan:
         fault=_activity("fault", arguments.get("fault"), method, "of the method"),
         restore=_activity("restore", arguments.get("restore"), method + rollbacks,
                           "of the method or the rollbacks"),
-        tail_s=_tail_s(arguments.get("tail_s", DEFAULT_TAIL_S)),
+        tail_s=tail_seconds(arguments.get("tail_s", DEFAULT_TAIL_S)),
         baseline_after=_activity("baseline_after", arguments.get("baseline_after"), method,
                                  "of the method"),
         api=api)
@@ -103,7 +103,7 @@ def _activity(key: str, value: Any, names: list[str], where: str) -> str | None:
     return value
 
 
-def _tail_s(value: Any) -> float:
+def tail_seconds(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) \
             or not 0 <= value <= MAX_TAIL_S:
         raise PreflightError(f"invalid tail_s {value!r}: expected seconds from 0 to "

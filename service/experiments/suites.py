@@ -18,7 +18,9 @@ A suite file is JSON:
 - `workload` (optional) replaces fields of every entry's workload: the same load for every
   system compared, e.g. `{"rate": "10%"}` (each at that share of its own calibrated
   capacity); `calibration` (optional) is the control's `calibration` argument for every
-  entry: how a calibration is made when one is needed (service.results.capacity).
+  entry: how a calibration is made when one is needed (service.results.capacity);
+  `tail_s` (optional) is the control's `tail_s` for every entry: how long the load stays
+  on after each experiment.
 - Relative experiment paths are taken from the current directory, exactly as
   `faultline run` and `chaos run` take them (run suites from the repository root).
 - The cluster of an entry is its `cluster`, else the default the experiment file
@@ -55,13 +57,14 @@ from service.results.exceptions import InvalidCalibration
 from service.results.figures import get_run
 
 from . import documents
-from .exceptions import SuiteError
+from .exceptions import PreflightError, SuiteError
+from .plan import tail_seconds
 from .preflight import check_protected
 from .repeats import MAX_TRIALS, Settle, not_recorded, repeat
 
 logger = logging.getLogger("chaostoolkit")
 
-SUITE_KEYS = {"title", "description", "runs", "workload", "calibration"}
+SUITE_KEYS = {"title", "description", "runs", "workload", "calibration", "tail_s"}
 RUN_KEYS = {"name", "experiment", "cluster", "trials"}
 
 Runner = Callable[[str, str | None, str | None], dict[str, Any]]
@@ -87,13 +90,17 @@ class Suite:
     runs: tuple[SuiteRun, ...]
     workload: dict[str, Any] = field(default_factory=dict)  # replaces fields of every entry's
     calibration: dict[str, Any] | None = None  # the control's argument, for every entry
+    tail_s: float | None = None  # the control's argument, for every entry
 
     def document(self, path: str) -> dict[str, Any]:
-        """An entry's experiment as the suite runs it: its workload and calibration set."""
+        """An entry's experiment as the suite runs it: its workload, calibration and tail
+        set."""
         experiment = documents.with_workload(documents.load(path), self.workload)
+        arguments = documents.faultline_control(experiment)["provider"]["arguments"]
         if self.calibration is not None:
-            arguments = documents.faultline_control(experiment)["provider"]["arguments"]
             arguments["calibration"] = self.calibration
+        if self.tail_s is not None:
+            arguments["tail_s"] = self.tail_s
         return experiment
 
 
@@ -117,7 +124,8 @@ def load_suite(path: str | Path, inventory: str | Path | None = None) -> Suite:
     for run in runs:  # a fault on a protected cluster: no run of the suite (403 if queued)
         check_protected(documents.load(run.experiment), clusters[run.cluster])
     return Suite(path=str(path), title=raw["title"], inventory=inventory, runs=tuple(runs),
-                 workload=raw.get("workload") or {}, calibration=raw.get("calibration"))
+                 workload=raw.get("workload") or {}, calibration=raw.get("calibration"),
+                 tail_s=raw.get("tail_s"))
 
 
 def _check_suite(raw: Any, inventory: str, problems: list[str]) -> list[SuiteRun]:
@@ -136,6 +144,11 @@ def _check_suite(raw: Any, inventory: str, problems: list[str]) -> list[SuiteRun
         try:
             run_settings(raw["calibration"])
         except InvalidCalibration as exc:
+            problems.append(str(exc))
+    if raw.get("tail_s") is not None:
+        try:
+            tail_seconds(raw["tail_s"])
+        except PreflightError as exc:
             problems.append(str(exc))
     entries = raw.get("runs")
     if entries is None:

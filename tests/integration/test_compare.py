@@ -187,8 +187,9 @@ SUITE_CASES = [
      "invalid suite {suite}: runs[1] (b): unknown cluster 'lab-nope' (known: lab-ceph, "
      "lab-swift)"),
     ("bad-shares", {"title": "x", "workload": {"rate": "0%"}, "runs": GOOD,
-                    "calibration": {"stage_s": 1}},
+                    "calibration": {"stage_s": 1}, "tail_s": -1},
      "invalid suite {suite}: invalid calibration: stage length must be 3 to 600 s, not 1; "
+     "invalid tail_s -1: expected seconds from 0 to 3600; "
      "runs[0] (a): experiments/ceph-kill-osd.json: invalid workload: rate must be ops/s or a "
      "share of the calibrated capacity from 0% to 200% (e.g. \"50%\"), not '0%'; runs[1] (b): "
      "experiments/ceph-kill-osd.json: invalid workload: rate must be ops/s or a share of the "
@@ -361,7 +362,7 @@ def test_a_suite_sets_every_entry_s_workload_and_calibration_and_a_schedule_refu
     suite = suite_dir / "shares.json"
     suite.write_text(json.dumps({"title": "shares", "workload": {"rate": "10%"},
                                  "calibration": {"stage_s": 5, "max_in_flight": 16},
-                                 "runs": GOOD}))
+                                 "tail_s": 5, "runs": GOOD}))
     loaded = load_suite(suite, suite_dir / "inventory.json")
 
     assert [r.workload["rate"] for r in loaded.runs] == ["10%", "10%"]
@@ -370,6 +371,7 @@ def test_a_suite_sets_every_entry_s_workload_and_calibration_and_a_schedule_refu
     assert arguments["workload"]["rate"] == "10%"
     assert arguments["workload"]["baseline_s"] == 20  # the file's own fields stay
     assert arguments["calibration"] == {"stage_s": 5, "max_in_flight": 16}
+    assert arguments["tail_s"] == 5  # the file's 15 s replaced
     with pytest.raises(ScheduleError, match=r"a scheduled suite cannot set how calibrations "
                                             r"are made \('calibration'\)"):
         schedule_check({"name": "nightly", "cron": "0 2 * * *", "timezone": "UTC",
