@@ -380,7 +380,7 @@ class RunControl:
                                     reason=outcome["deviation"])
 
     def end(self, journal: dict | None) -> None:
-        error = None
+        error, ended = None, time.monotonic()
         if self.abort_watch is not None:
             self.abort_watch.stop()
         if self.fault_started_ts is not None and (self.fault_ts is None or self.fault_unreported):
@@ -390,6 +390,7 @@ class RunControl:
                     and not self.load_ended_early:
                 logger.info(f"Keeping the load on for {self.tail_s:.0f} s more")
                 time.sleep(self.tail_s)
+                restore_checks.wait_for_a_view_since(self.sampler, ended)
         finally:
             self._progress_stop.set()
             if self.load is not None:

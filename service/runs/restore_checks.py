@@ -27,6 +27,20 @@ def wait_for_daemons_back(journal: dict | None, sampler: ClusterSampler,
         time.sleep(1.0)
 
 
+def wait_for_a_view_since(sampler: ClusterSampler | None, since: float,
+                          timeout_s: float = 30.0) -> None:
+    """Keep the run (and its load) on until the sampler has seen the cluster as it was at
+    or after `since` (time.monotonic()), at most timeout_s. Swift's handoff listing and
+    dispersion report come every 15-25 s: a run whose tail ended first kept the older
+    figures, and its time to full redundancy after the restore read "not fully redundant
+    before the run ended" though its probes had seen replication caught up (make demo, 5 s
+    tails)."""
+    if sampler is not None and not sampler.observed_since(since, timeout_s):
+        logger.warning(f"the cluster's slower figures (Swift: the handoff listing and the "
+                       f"dispersion report) were not taken again within {timeout_s:.0f} s "
+                       "of the experiment's end: the last ones are older")
+
+
 def unrestored(journal: dict | None, sampler: ClusterSampler | None,
                recorder: RunRecorder) -> str | None:
     """Say loudly if a rollback failed or the cluster was left with daemons down: the

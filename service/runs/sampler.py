@@ -34,6 +34,7 @@ Sink = Callable[[list[tuple[float, str, dict[str, Any]]]], None]
 class StateSource(Protocol):
     def connect(self) -> None: ...
     def state(self) -> dict[str, Any]: ...
+    def observed_since(self, since: float, timeout_s: float) -> bool: ...
     def close(self) -> None: ...
 
 
@@ -46,6 +47,9 @@ class CephSource:
 
     def state(self) -> dict[str, Any]:
         return self._admin.state().as_dict()
+
+    def observed_since(self, since: float, timeout_s: float) -> bool:
+        return True  # every state() asks the mon afresh
 
     def close(self) -> None:
         self._admin.close()
@@ -74,6 +78,8 @@ class SwiftSource:
         self._reachable = True  # per the latest recon: an SSH listing would only time out
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._round_began = float("-inf")  # when the latest finished slow round began
+        self._round_done = threading.Condition()
 
     def connect(self) -> None:
         self._admin.ring_facts()  # a cluster whose rings cannot be read fails here
@@ -101,8 +107,23 @@ class SwiftSource:
                 self._dispersion = None
                 self._dispersion_error = str(exc)
             self._slow_stamp = stamp
+            with self._round_done:
+                self._round_began = started
+                self._round_done.notify_all()
             self._wake.wait(pause)
             self._wake.clear()
+
+    def observed_since(self, since: float, timeout_s: float) -> bool:
+        """Wait until a slow round (the handoff listing, then the dispersion report) that
+        began at or after `since` (time.monotonic()) has finished, cutting the loop's pause
+        short; False after timeout_s."""
+        with self._round_done:
+            if self._round_began >= since:
+                return True
+            self._wake.set()
+            return self._round_done.wait_for(
+                lambda: self._round_began >= since or self._stop.is_set(), timeout_s) \
+                and self._round_began >= since
 
     def state(self) -> dict[str, Any]:
         current = self._admin.ring_stamp() == self._slow_stamp
@@ -138,6 +159,7 @@ class ClusterSampler:
         self.interval_s = interval_s
         self.flush_every_s = flush_every_s
         self.latest: dict[str, Any] | None = None
+        self.samples_taken = 0
         # the last hour in memory: the run judges its baseline from it before the fault
         self.recent: deque[tuple[float, str, dict[str, Any]]] = deque(maxlen=3600)
         self._pending: list[tuple[float, str, dict[str, Any]]] = []
@@ -149,6 +171,19 @@ class ClusterSampler:
         self._source.connect()
         self._thread = threading.Thread(target=self._run, name="faultline-sampler", daemon=True)
         self._thread.start()
+
+    def observed_since(self, since: float, timeout_s: float) -> bool:
+        """Whether a sample now carries what the source saw at or after `since`
+        (time.monotonic()): Swift's slower figures are older than the sample that carries
+        them. Waits for that round, then for two more samples (the first may have begun
+        before the round ended); False after timeout_s."""
+        if not self._source.observed_since(since, timeout_s):
+            return False
+        wanted, deadline = self.samples_taken + 2, time.monotonic() + 3 * self.interval_s + 5
+        while self.samples_taken < wanted and not self._stop.is_set() \
+                and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return self.samples_taken >= wanted
 
     def stop(self) -> None:
         self._stop.set()
@@ -172,6 +207,7 @@ class ClusterSampler:
                 state, health = {"error": f"{type(exc).__name__}: {exc}"}, "UNKNOWN"
             ts = (before + time.time()) / 2
             self.latest = {"ts": ts, **state}
+            self.samples_taken += 1
             self._pending.append((ts, health, state))
             self.recent.append((ts, health, state))
             if time.monotonic() - last_flush >= self.flush_every_s:
