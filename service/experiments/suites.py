@@ -96,7 +96,7 @@ class Suite:
         """An entry's experiment as the suite runs it: its workload, calibration and tail
         set."""
         experiment = documents.with_workload(documents.load(path), self.workload)
-        arguments = documents.faultline_control(experiment)["provider"]["arguments"]
+        arguments = documents.control_arguments(experiment)
         if self.calibration is not None:
             arguments["calibration"] = self.calibration
         if self.tail_s is not None:

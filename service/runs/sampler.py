@@ -23,6 +23,7 @@ from typing import Any, Protocol
 from clusters.access.inventory import Cluster
 from clusters.ceph.admin import CephAdmin
 from clusters.exceptions import ClusterError
+from clusters.polling import PollTimeout, poll_until
 from clusters.swift.admin import SwiftAdmin, poll_pause
 from clusters.swift.state import Dispersion
 
@@ -179,10 +180,13 @@ class ClusterSampler:
         before the round ended); False after timeout_s."""
         if not self._source.observed_since(since, timeout_s):
             return False
-        wanted, deadline = self.samples_taken + 2, time.monotonic() + 3 * self.interval_s + 5
-        while self.samples_taken < wanted and not self._stop.is_set() \
-                and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wanted = self.samples_taken + 2
+        try:
+            poll_until("two more cluster samples",
+                       lambda: self.samples_taken >= wanted or self._stop.is_set(),
+                       3 * self.interval_s + 5, 0.05)
+        except PollTimeout:
+            return False
         return self.samples_taken >= wanted
 
     def stop(self) -> None:

@@ -85,3 +85,36 @@ def test_a_round_that_began_before_the_moment_does_not_count_and_the_wait_is_bou
 
 def test_ceph_samples_are_fresh_every_time():
     assert sampler_module.CephSource.observed_since(object(), time.monotonic(), 0) is True
+
+
+class FreshSource:
+    """A source whose slow round is there (or not) as the test says."""
+
+    def __init__(self, there: bool):
+        self.there = there
+
+    def connect(self):
+        pass
+
+    def state(self):
+        return {"health": "HEALTHY"}
+
+    def observed_since(self, since, timeout_s):
+        return self.there
+
+    def close(self):
+        pass
+
+
+@pytest.mark.parametrize("there", [True, False])
+def test_the_sampler_waits_for_two_samples_after_the_source_s_round(monkeypatch, there):
+    monkeypatch.setattr(sampler_module, "state_source", lambda cluster: FreshSource(there))
+    made = sampler_module.ClusterSampler(None, sink=lambda rows: None, interval_s=0.05)
+    made.start()
+    try:
+        before = made.samples_taken
+        assert made.observed_since(time.monotonic(), timeout_s=1) is there
+        if there:  # two samples taken after the round: the second began after it ended
+            assert made.samples_taken >= before + 2
+    finally:
+        made.stop()
