@@ -3,7 +3,8 @@
 The baseline check calls a queue when Mann–Kendall's one-sided p-value on the window's 1 s
 p50s is under 1% (service/results/steady.py). That rate holds for independent seconds. A
 cluster whose latency comes in bursts lasting several seconds (a background sweep, a
-scrub) gives autocorrelated seconds, and there the test rises falsely more often.
+scrub) gives autocorrelated seconds, and there the test rises falsely more often (each
+queue the check calls says that rate for its own seconds).
 
 For each P8 shape (cluster, size, share) this reads the stored runs' baseline windows from
 their per-second histograms (the check's own series, service.results.baseline.window_of),
@@ -18,7 +19,6 @@ Reads the database of DATABASE_URL; changes nothing.
 from __future__ import annotations
 
 import json
-import random
 import statistics
 from collections import defaultdict
 
@@ -37,32 +37,14 @@ SIMULATED = 2000
 POINTS = 20
 
 
-def lag1(values: list[float]) -> float:
-    mean = statistics.fmean(values)
-    deviations = [v - mean for v in values]
-    spread = sum(d * d for d in deviations)
-    return (sum(a * b for a, b in zip(deviations, deviations[1:], strict=False)) / spread
-            if spread else 0.0)
-
-
 def detrended_lag1(series: list[float]) -> float:
     slope = steady.sen_slope(series)
-    return lag1([v - slope * i for i, v in enumerate(series)])
+    return steady.lag1([v - slope * i for i, v in enumerate(series)])
 
 
 def mann_kendall_false_rate(rho: float, seed: int = 8) -> float:
-    """Share of stationary AR(1) series (unit variance) on which the test rises at ALPHA."""
-    rng = random.Random(seed)
-    rho = max(0.0, min(0.95, rho))
-    scale = (1 - rho * rho) ** 0.5
-    false = 0
-    for _ in range(SIMULATED):
-        value, series = rng.gauss(0, 1), []
-        for _ in range(POINTS):
-            value = rho * value + rng.gauss(0, 1) * scale
-            series.append(value)
-        false += steady.mann_kendall_p(series) < steady.ALPHA
-    return false / SIMULATED
+    """Share of stationary AR(1) series on which the test rises at ALPHA."""
+    return steady.false_alarm_rate(POINTS, rho, series=SIMULATED, seed=seed)
 
 
 def baseline_series(session, run: Run) -> list[float]:

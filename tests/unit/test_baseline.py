@@ -9,6 +9,7 @@ import pytest
 
 from loadgen.lag import LagCounts, LagLog
 from loadgen.samples import new_histogram
+from service.results import steady
 from service.results.analysis import Second
 from service.results.baseline import (
     EXPECTED_CHECKS,
@@ -138,6 +139,21 @@ def test_a_queue_building_up_is_caught_even_when_the_rate_held():
     assert verdict["reasons"] == ["a queue built up during the baseline: p50 rose from 10 ms "
                                   "to 900 ms (a trend of +995 ms over 20 s, p < 0.001)"]
     assert verdict["unsteady"]
+
+
+def test_a_queue_called_on_bursty_seconds_says_how_often_such_seconds_rise_with_none():
+    # latency in bursts of two or three seconds, rising: still a queue, but the test's 1%
+    # is for independent seconds, so the reason says what it is worth on these
+    bursty = [10, 10, 10, 200, 200, 200, 10, 10, 300, 300, 300, 20, 20, 400, 400, 400, 30, 30,
+              500, 500]
+    verdict = judge(window(seconds([50] * 20, bursty)))
+
+    assert not verdict["valid"]
+    assert verdict["measured"]["trend"]["autocorrelation"] == 0.34
+    assert verdict["reasons"][0].endswith(
+        "; its seconds were autocorrelated (0.34), where a steady baseline reads as rising "
+        f"{steady.false_alarm_rate(20, 0.34):.0%} of the time)")
+    assert steady.false_alarm_rate(20, 0.34) > 2 * steady.ALPHA
 
 
 def test_a_small_p99_wobble_is_not_a_queue():

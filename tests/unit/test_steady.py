@@ -8,7 +8,15 @@ import random
 from functools import cache
 from statistics import median
 
-from service.results.steady import ALPHA, mann_kendall_p, rising, sen_slope
+from service.results.steady import (
+    ALPHA,
+    false_alarm_rate,
+    lag1,
+    mann_kendall_p,
+    residuals,
+    rising,
+    sen_slope,
+)
 
 WINDOWS = 500  # per (rate, sigma): 2,000 windows in all
 SECONDS = 20
@@ -105,3 +113,41 @@ def test_too_few_seconds_are_not_tested_and_say_why():
 def test_sen_slope_is_the_median_pairwise_slope():
     assert sen_slope([0.0, 2.0, 4.0, 6.0]) == 2.0
     assert sen_slope([0.0, 2.0, 4.0, 6.0, 100.0]) == 2.0  # one outlier does not move it
+
+
+def ar1(rng: random.Random, rho: float, points: int = SECONDS) -> list[float]:
+    """A stationary AR(1) series of unit variance: seconds that are not independent."""
+    scale = math.sqrt(1 - rho * rho)
+    value, series = rng.gauss(0, 1), []
+    for _ in range(points):
+        series.append(value)
+        value = rho * value + scale * rng.gauss(0, 1)
+    return series
+
+
+def test_on_autocorrelated_stationary_seconds_the_test_rises_falsely_far_above_its_alpha():
+    # why every queue the check calls says the rate for its own seconds (baseline.py)
+    rng = random.Random(30)
+    false = sum(mann_kendall_p(ar1(rng, 0.7)) < ALPHA for _ in range(1000))
+
+    assert false >= 60, f"{false} of 1,000"  # 11.9% measured on 2,000
+
+
+def test_the_false_alarm_rate_is_simulated_the_same_every_time_and_grows_with_rho():
+    rates = [false_alarm_rate(SECONDS, rho) for rho in (0.0, 0.3, 0.5, 0.7)]
+
+    assert rates == [false_alarm_rate(SECONDS, rho) for rho in (0.0, 0.3, 0.5, 0.7)]
+    assert rates[0] <= 0.02 < rates[1] < rates[2] < rates[3]
+    assert 0.07 <= rates[3] <= 0.17  # 11.9% on 2,000 series
+    assert false_alarm_rate(SECONDS, 2.0) == false_alarm_rate(SECONDS, 0.95)
+
+
+def test_the_autocorrelation_is_of_what_is_left_after_a_line_or_a_step():
+    rng = random.Random(33)
+    bursty = ar1(rng, 0.7, 200)
+
+    assert lag1(bursty) > 0.55  # the estimate finds it on a long series
+    assert lag1(residuals([10.0] * 10 + [900.0] * 10, 0.0)) == 0.0  # a jump is no burst
+    ramp = [2.0 * i + (1 if i % 2 else -1) for i in range(20)]
+    assert lag1(residuals(ramp, sen_slope(ramp))) < -0.5  # alternating noise about a line
+    assert rising([10.0] * 10 + [900.0] * 10).autocorrelation == 0.0
