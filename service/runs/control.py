@@ -397,7 +397,7 @@ class RunControl:
                 self.load.stop()
             self.metrics.load_running = False
             if self.sampler is not None:
-                restore_checks.wait_for_daemons_back(journal, self.sampler)
+                restore_checks.wait_for_daemons_back(journal, self.sampler, self.restore_ts)
                 self.sampler.stop()
         try:
             if self.load is not None:

@@ -15,12 +15,16 @@ logger = logging.getLogger("chaostoolkit")
 
 
 def wait_for_daemons_back(journal: dict | None, sampler: ClusterSampler,
-                          timeout_s: float = 30.0) -> None:
+                          restore_ts: float | None, timeout_s: float = 30.0) -> None:
     """A restore that starts a daemon returns before the cluster counts it up (an OSD
     boots for a few seconds; seen in CI with a 1 s tail): if every rollback succeeded,
-    give the cluster that long before `unrestored` judges what is still down."""
+    give the cluster that long before `unrestored` judges what is still down. A run that
+    played no restore and no rollback has nothing to wait for: a daemon it left down stays
+    down, and waiting only delayed its "FAULT NOT RESTORED" by 30 s."""
     rollbacks = (journal or {}).get("rollbacks", [])
     if any(r.get("status") != "succeeded" for r in rollbacks):
+        return
+    if restore_ts is None and not rollbacks:
         return
     deadline = time.monotonic() + timeout_s
     while ((sampler.latest or {}).get("down") or 0) > 0 and time.monotonic() < deadline:

@@ -1,10 +1,10 @@
 """Schedules: create, change and delete them, and enqueue what is due, once per slot.
 
-A worker ticks every minute (procrastinate's periodic task, itself deferred once
-per minute however many workers run). Each due slot is claimed by inserting its
-(schedule, slot) row: the primary key lets exactly one tick win, and the runs
-of the slot are queued in the same transaction, so a slot is never enqueued
-twice nor claimed without its runs.
+A worker ticks every 10 seconds (procrastinate's periodic task, itself deferred once
+per tick however many workers run), so a slot is queued within 10 s of its minute.
+Each due slot is claimed by inserting its (schedule, slot) row: the primary key lets
+exactly one tick win, and the runs of the slot are queued in the same transaction, so a
+slot is never enqueued twice nor claimed without its runs.
 """
 
 from __future__ import annotations
@@ -146,7 +146,7 @@ def claim_due(sessions: sessionmaker[Session], now: datetime | None = None,
 
     A slot that another tick claimed first is skipped. A slot whose runs cannot be
     queued (the experiment file went away) is claimed with no runs, and the error is
-    kept on the slot, so it is not retried every minute.
+    kept on the slot, so it is not retried every tick.
     """
     now = now or datetime.now(UTC)
     to_defer: list[tuple[int, str]] = []

@@ -30,8 +30,9 @@ def blueprint() -> procrastinate.Blueprint:
     bp.task(name="run_experiment", queue=RUNS_QUEUE, pass_context=True)(run_experiment)
     bp.task(name="heal_cluster", queue=RUNS_QUEUE, pass_context=True)(heal_cluster)
     bp.task(name="drive_load", queue=LOAD_QUEUE, pass_context=True)(drive_load)
-    # procrastinate defers a periodic job once per minute, however many workers run
-    bp.periodic(cron="* * * * *", periodic_id="schedules")(
+    # procrastinate defers a periodic job once per tick, however many workers run; a tick
+    # every 10 s (croniter's sixth field) queues a due slot within 10 s of its minute, not 60
+    bp.periodic(cron="* * * * * */10", periodic_id="schedules")(
         bp.task(name="tick_schedules", queue=SCHEDULES_QUEUE, pass_context=True)(
             tick_schedules))
     return bp

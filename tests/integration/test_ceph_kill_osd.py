@@ -71,8 +71,9 @@ def test_stock_chaos_run_records_an_osd_kill(ceph_cluster, database_url, env, tm
 
 def test_faultline_run_records_an_osd_kill_and_verify_catches_a_lost_object(
         ceph_cluster, database_url, env, tmp_path):
-    # the catalogue's experiment as written, with make test's short phases
-    experiment = shortened(EXPERIMENT, tmp_path)
+    # the catalogue's experiment as written, with make test's short phases; a 3 s tail: the
+    # method's own probe waits for every OSD back and healthy, and Ceph is sampled each second
+    experiment = shortened(EXPERIMENT, tmp_path, tail_s=3)
     done = subprocess.run(["faultline", "run", str(experiment)], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]

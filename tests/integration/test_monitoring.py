@@ -83,9 +83,10 @@ def test_prometheus_scrapes_the_service_and_both_labs_and_alerts_reach_the_run(
 
 
 def _short_run(tmp_path: Path) -> Path:
-    """A real run on the Ceph lab: 25 s of light load, a harmless activity as its 'fault'."""
-    experiment = short_experiment("monitoring test load", [pause(15)], rate=20, baseline_s=8,
-                                  fault="hold", tail_s=5)
+    """A real run on the Ceph lab: 20 s of light load (four scrapes of its metrics after the
+    baseline), a harmless activity as its 'fault'."""
+    experiment = short_experiment("monitoring test load", [pause(10)], rate=20, baseline_s=8,
+                                  fault="hold", tail_s=3)
     path = tmp_path / "monitoring-load.json"
     path.write_text(json.dumps(experiment))
     return path

@@ -95,7 +95,7 @@ def test_cancelling_a_running_run_plays_its_rollbacks(worker, sessions, queue_ap
 
 def test_a_command_line_run_on_a_busy_cluster_is_refused_and_changes_nothing(
         worker, sessions, queue_app, env, tmp_path):
-    holder = _enqueue(sessions, queue_app, short_experiment("queue busy holder", [pause(20)]))
+    holder = _enqueue(sessions, queue_app, short_experiment("queue busy holder", [pause(10)]))
     wait_for("the run to start", lambda: _run(sessions, holder).status == "running", 120)
     path = tmp_path / "busy.json"
     path.write_text(json.dumps(short_experiment("queue refused", [pause(1)])))

@@ -150,12 +150,20 @@ def test_nothing_is_due_when_now_is_before_since():
     assert due_slots("* * * * *", "UTC", utc(2024, 5, 1, 12, 5), utc(2024, 5, 1, 12, 0)) == []
 
 
-def test_a_worker_ticking_every_minute_gets_each_slot_exactly_once():
+@pytest.mark.parametrize("every", [MINUTE, timedelta(seconds=10)])  # the worker's tick: 10 s
+def test_a_worker_ticking_every_minute_or_10_s_gets_each_slot_exactly_once(every):
     start = utc(2024, 5, 1, 11, 59, 7)  # ticks a few seconds past the minute
 
-    slots = ticked("*/10 * * * *", "UTC", start, start + timedelta(hours=1))
+    slots = ticked("*/10 * * * *", "UTC", start, start + timedelta(hours=1), every=every)
 
     assert slots == [utc(2024, 5, 1, 12, m) for m in range(0, 60, 10)]
+
+
+def test_the_worker_ticks_every_10_seconds():
+    from service.worker.tasks import blueprint
+
+    (periodic,) = [p for p in blueprint().periodic_registry.periodic_tasks.values()]
+    assert periodic.cron == "* * * * * */10"
 
 
 def test_slots_are_aware_utc_whatever_the_zone_of_the_window():
