@@ -34,8 +34,12 @@ BENCHMARKS = [
     ("P4", "bench.p4_sampling", []),
     ("P7-ceph", "bench.p7_calibration", ["--only", "ceph"]),
     ("P8-ceph", "bench.p8_baseline", ["--only", "ceph"]),
-    ("lab down ceph", None, []),
+    # P1 again in the busy condition: both labs, the web service and a worker up
     ("lab up swift", None, []),
+    ("services start", None, []),
+    ("P1-ceph-busy", "bench.p1_ceph", ["--separate-only"]),
+    ("services stop", None, []),
+    ("lab down ceph", None, []),
     ("P1-swift", "bench.p1_swift", []),
     ("P2-swift", "bench.p2_cpu", ["--only", "swift"]),
     ("P3-swift", "bench.p3_openloop", ["--only", "swift"]),
@@ -43,6 +47,7 @@ BENCHMARKS = [
     ("P8-swift", "bench.p8_baseline", ["--only", "swift"]),
 ]
 FAULTLINE = str(REPO / ".venv" / "bin" / "faultline")
+SERVICES = str(REPO / "scripts" / "demo-services")
 
 
 def main() -> None:
@@ -63,9 +68,11 @@ def main() -> None:
                                  for name, entry in kept.get("benchmarks", {}).items()}
     failed, ran = [], set()
     for name, module, extra in BENCHMARKS:
-        if module is None:  # a lab step
+        if module is None:  # a lab or service step
             if chosen is None:
-                subprocess.run([FAULTLINE, *name.split()], cwd=REPO, check=True)
+                command = ([SERVICES, name.split()[1]] if name.startswith("services ")
+                           else [FAULTLINE, *name.split()])
+                subprocess.run(command, cwd=REPO, check=True)
             continue
         if chosen is not None and name not in chosen and name.split("-")[0] not in chosen:
             continue
