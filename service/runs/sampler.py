@@ -7,8 +7,9 @@ slow for recovery timing, so it is not used here.
 Swift: recon and healthchecks of every storage server once a second. The
 dispersion report (about a second of CPU) and the handoff partitions of every
 device (listed over SSH: polled each second, that alone kept 0.8 of the lab
-machine's two cores busy) run in their own thread, busy at most a third of the
-time (fresh figures every ~3-6 s); each sample carries the latest finished ones.
+machine's two cores busy) run in their own thread: a listing, a report, then a pause of up
+to 10 s, a new round every 15-25 s in the demo's Swift runs; each sample carries the latest
+finished ones.
 """
 
 from __future__ import annotations
