@@ -282,6 +282,7 @@ def _figures(rng: random.Random, kind: str, rate: float) -> dict[str, Any]:
         "errors_by_class": {"timeout": errors} if errors else {},
         "errors_by_op": {"read": errors} if errors else {},
         "throughput_drop": round(rng.uniform(0, 0.3), 4),
+        "deficit_ops": rng.randint(0, 400), "deficit_s": round(rng.uniform(0, 20), 2),
         "worst_second_drop": round(rng.uniform(0.2, 1), 4),
         "time_to_detect_s": round(rng.uniform(0.5, 25), 3),
         "time_to_client_recovery_s": round(rng.uniform(2, 40), 3),
