@@ -141,12 +141,14 @@ def false_alarm_rate(points: int, rho: float, alpha: float = ALPHA, series: int 
     answer every time. 500 series: about ±1 point at 5%."""
     rng = random.Random(seed)
     rho = min(max(rho, 0.0), 0.95)
+    return sum(mann_kendall_p(ar1(rng, rho, points)) < alpha for _ in range(series)) / series
+
+
+def ar1(rng: random.Random, rho: float, points: int) -> list[float]:
+    """A stationary AR(1) series of unit variance and lag-1 autocorrelation rho."""
     scale = math.sqrt(1 - rho * rho)
-    rises = 0
-    for _ in range(series):
-        value, values = rng.gauss(0, 1), []
-        for _ in range(points):
-            values.append(value)
-            value = rho * value + scale * rng.gauss(0, 1)
-        rises += mann_kendall_p(values) < alpha
-    return rises / series
+    value, series = rng.gauss(0, 1), []
+    for _ in range(points):
+        series.append(value)
+        value = rho * value + scale * rng.gauss(0, 1)
+    return series

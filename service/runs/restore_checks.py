@@ -5,8 +5,8 @@ good its figures (service.runs.final_status)."""
 from __future__ import annotations
 
 import logging
-import time
 
+from clusters.polling import PollTimeout, poll_until
 from service.store.recording import RunRecorder
 
 from .sampler import ClusterSampler
@@ -26,9 +26,11 @@ def wait_for_daemons_back(journal: dict | None, sampler: ClusterSampler,
         return
     if restore_ts is None and not rollbacks:
         return
-    deadline = time.monotonic() + timeout_s
-    while ((sampler.latest or {}).get("down") or 0) > 0 and time.monotonic() < deadline:
-        time.sleep(1.0)
+    try:
+        poll_until("the restored daemons to be counted up",
+                   lambda: not (sampler.latest or {}).get("down"), timeout_s, 1.0)
+    except PollTimeout:
+        pass  # `unrestored` says what is still down
 
 
 def wait_for_a_view_since(sampler: ClusterSampler | None, since: float,

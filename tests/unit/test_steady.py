@@ -17,6 +17,9 @@ from service.results.steady import (
     rising,
     sen_slope,
 )
+from service.results.steady import (
+    ar1 as steady_ar1,
+)
 
 WINDOWS = 500  # per (rate, sigma): 2,000 windows in all
 SECONDS = 20
@@ -116,13 +119,8 @@ def test_sen_slope_is_the_median_pairwise_slope():
 
 
 def ar1(rng: random.Random, rho: float, points: int = SECONDS) -> list[float]:
-    """A stationary AR(1) series of unit variance: seconds that are not independent."""
-    scale = math.sqrt(1 - rho * rho)
-    value, series = rng.gauss(0, 1), []
-    for _ in range(points):
-        series.append(value)
-        value = rho * value + scale * rng.gauss(0, 1)
-    return series
+    """Seconds that are not independent (steady.ar1, of the test's length by default)."""
+    return steady_ar1(rng, rho, points)
 
 
 def test_on_autocorrelated_stationary_seconds_the_test_rises_falsely_far_above_its_alpha():
