@@ -5,7 +5,11 @@ baseline, then a 1 s hold), through the whole service as an operator runs them:
   with 4 KiB and with 1 MiB objects; a run whose baseline was judged not to hold counts.
   Target: at most the check's stated rate, 1% (at least one allowed per system);
 - detection: `--overload-runs` runs (default 5) at twice the capacity, each size; every one
-  must be invalid.
+  must be invalid. "Twice the capacity" is twice the highest stage the calibration measured
+  at its knee, not twice the knee: the knee is the lowest level within the noise of the best,
+  and the Swift lab's 1 MiB knee repeats spread from 14 to 36 ops/s, so "200%" of the knee
+  (35 ops/s) was a load the lab could serve, and one such run rightly held. The share that
+  makes is asked as a relative rate ("405%"), so the check's knee bound still applies.
 A run that ends otherwise (failed, interrupted) is neither: it is listed in the detail.
 Each shape is calibrated by the first run that needs it (the default settings, about 3 min;
 `--quick` for 3 s stages), then reused. The runs go in the database of DATABASE_URL.
@@ -26,7 +30,7 @@ from pathlib import Path
 from sqlalchemy import select
 
 from service.store import db
-from service.store.models import Run
+from service.store.models import Event, Run
 
 from .labs import NAMES, REPO, cluster
 from .results import Row, arguments, report
@@ -67,6 +71,24 @@ def shape_of(title: str) -> str:
     return " ".join(title.split()[2:6])
 
 
+def overload_share(run_id: int | None) -> str:
+    """The relative rate at twice the highest knee stage of the calibration that run
+    `run_id` resolved its rate against ("405%"); "200%" when it had one stage (no spread)
+    or when there is no such run."""
+    if run_id is None:
+        return OVERLOAD
+    with db.session_factory()() as session:
+        event = session.execute(select(Event).where(Event.run_id == run_id,
+                                                    Event.kind == "rate_resolved")
+                                ).scalars().first()
+    resolved = event.detail if event is not None else {}
+    highest, knee = (resolved.get("capacity_range") or [None, None])[1], \
+        resolved.get("capacity_ops")
+    if not highest or not knee:
+        return OVERLOAD
+    return f"{math.ceil(200 * max(highest, knee) / knee)}%"
+
+
 def baseline_run(kind: str, rate: str, size: int, quick: bool) -> dict:
     """One run; what its baseline check said."""
     title = f"P8 baseline {kind} {size} B {rate} {time.time():.3f}"
@@ -105,8 +127,14 @@ def rows_for(kind: str, sizes: list[int], runs: int, overload_runs: int,
     cluster(kind)  # started if it is not up
     healthy = [baseline_run(kind, share, size, quick)
                for size in sizes for share in SHARES for _ in range(runs)]
-    overloaded = [baseline_run(kind, OVERLOAD, size, quick)
-                  for size in sizes for _ in range(overload_runs)]
+    overloaded = []
+    for size in sizes:
+        # the shape's calibration: that of its healthy runs, or made by one run at 10%
+        first = next((r for r in healthy if r["size"] == size and r["run_id"]), None)
+        if first is None and overload_runs:
+            first = baseline_run(kind, SHARES[0], size, quick)
+        share = overload_share(first and first["run_id"])
+        overloaded += [baseline_run(kind, share, size, quick) for _ in range(overload_runs)]
     counted = [r for r in healthy if judged(r)]
     false = sum(judged_invalid(r) for r in counted)
     allowed = max(1, math.floor(STATED_RATE * len(counted)))
@@ -120,7 +148,9 @@ def rows_for(kind: str, sizes: list[int], runs: int, overload_runs: int,
             met=(false <= allowed) if counted else None,
             gap="" if counted else "no run was judged",
             detail={"runs": healthy, "not_judged": len(healthy) - len(counted)}),
-        Row(f"P8-{kind}-detect", f"runs at {OVERLOAD} of capacity ({shapes}) judged invalid, "
+        Row(f"P8-{kind}-detect", f"runs at twice the highest knee stage "
+            f"({', '.join(sorted({r['rate'] for r in overloaded}))} of the knee; {shapes}) "
+            "judged invalid, "
             f"of {len(caught)}", detected, "runs", target=f"all {len(caught)}",
             met=(detected == len(caught)) if caught else None,
             gap="" if caught else "no run was judged",
