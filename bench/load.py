@@ -80,6 +80,14 @@ def cpu_of(pids: list[int]) -> float:
     return total / TICKS
 
 
+def condition(kind: str) -> str:
+    """Which labs are up beside the `kind` lab measured: it alone ("quiet" in issue 30's
+    terms), or both. What else loads the machine is not in it: the rows give the load
+    average over the pairs."""
+    other = "swift" if kind == "ceph" else "ceph"
+    return "both labs up" if lab_pids(other) else f"only the {kind.capitalize()} lab up"
+
+
 def own_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime

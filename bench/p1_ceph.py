@@ -29,7 +29,7 @@ from collections.abc import Callable
 
 from . import labs
 from .cpus import separate_cpus
-from .load import lab_pids, write_then_read
+from .load import condition, write_then_read
 from .results import Row, arguments, median, median_interval, report
 
 IN_FLIGHT = 16
@@ -151,12 +151,6 @@ def rows_of(found: dict[str, dict[str, list]], count: int, seconds: float, label
     return rows
 
 
-def condition() -> str:
-    """Which labs are up: the Ceph lab alone ("quiet" in the issue's terms), or both. What
-    else loads the machine is not in it: the rows give the load average over the pairs."""
-    return "both labs up" if lab_pids("swift") else "only the Ceph lab up"
-
-
 def main() -> None:
     parser = arguments(__doc__)
     parser.add_argument("--pairs", type=int, default=MIN_PAIRS)
@@ -165,7 +159,7 @@ def main() -> None:
                         help="skip the for-information run sharing every CPU")
     args = parser.parse_args()
     cluster = labs.cluster("ceph")
-    quiet = condition()
+    quiet = condition("ceph")
     with separate_cpus("ceph") as (servers, client):
         label = f"{quiet}, cluster on CPU {servers}, client on CPU {client}"
         before = os.getloadavg()[0]

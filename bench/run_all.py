@@ -34,10 +34,13 @@ BENCHMARKS = [
     ("P4", "bench.p4_sampling", []),
     ("P7-ceph", "bench.p7_calibration", ["--only", "ceph"]),
     ("P8-ceph", "bench.p8_baseline", ["--only", "ceph"]),
-    # P1 again in the busy condition: both labs, the web service and a worker up
+    # P1 and P2 again in the busy condition: both labs, the web service and a worker up
     ("lab up swift", None, []),
     ("services start", None, []),
     ("P1-ceph-busy", "bench.p1_ceph", ["--separate-only"]),
+    ("P2-ceph-busy", "bench.p2_cpu", ["--only", "ceph"]),
+    ("P1-swift-busy", "bench.p1_swift", []),
+    ("P2-swift-busy", "bench.p2_cpu", ["--only", "swift"]),
     ("services stop", None, []),
     ("lab down ceph", None, []),
     ("P1-swift", "bench.p1_swift", []),
