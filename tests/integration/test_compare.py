@@ -191,9 +191,9 @@ SUITE_CASES = [
      "invalid suite {suite}: invalid calibration: stage length must be 3 to 600 s, not 1; "
      "invalid tail_s -1: expected seconds from 0 to 3600; "
      "runs[0] (a): experiments/ceph-kill-osd.json: invalid workload: rate must be ops/s or a "
-     "share of the calibrated capacity from 0% to 200% (e.g. \"50%\"), not '0%'; runs[1] (b): "
+     "share of the calibrated capacity from 0% to 500% (e.g. \"50%\"), not '0%'; runs[1] (b): "
      "experiments/ceph-kill-osd.json: invalid workload: rate must be ops/s or a share of the "
-     "calibrated capacity from 0% to 200% (e.g. \"50%\"), not '0%'"),
+     "calibrated capacity from 0% to 500% (e.g. \"50%\"), not '0%'"),
     ("bad-trials", {"title": "x", "runs": [{**GOOD[0], "trials": 0}, {**GOOD[1], "trials": "3"}]},
      "invalid suite {suite}: runs[0] (a): 'trials' must be a whole number from 1 to 50, not 0; "
      "runs[1] (b): 'trials' must be a whole number from 1 to 50, not '3'"),

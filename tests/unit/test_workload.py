@@ -46,7 +46,7 @@ def test_as_dict_round_trips_through_parse_workload():
     ({"rate": -5}, "invalid workload: rate must be > 0, not -5"),
     ({"rate": 0}, "invalid workload: rate must be > 0, not 0"),
     ({"rate": "fast"}, "invalid workload: rate must be ops/s or a share of the calibrated "
-                       "capacity from 0% to 200% (e.g. \"50%\"), not 'fast'"),
+                       "capacity from 0% to 500% (e.g. \"50%\"), not 'fast'"),
     ({"rate": True}, "invalid workload: rate must be a number, not True"),
     ({"mix": {"read": 50, "write": 20}}, "invalid workload: mix must sum to 100, not 70"),
     ({"mix": {}}, "invalid workload: mix must sum to 100, not 0"),
@@ -125,13 +125,13 @@ def test_the_drivers_must_make_sense():
 
 
 @pytest.mark.parametrize("rate, share", [("50%", 0.5), (" 7.5 % ", 0.075), ("200%", 2.0),
-                                         (120, None), (0.5, None)])
+                                         ("500%", 5.0), (120, None), (0.5, None)])
 def test_a_rate_is_ops_per_second_or_a_share_of_the_capacity(rate, share):
     assert parse_workload({"rate": rate}).capacity_share == share
 
 
-@pytest.mark.parametrize("rate", ["0%", "-5%", "201%", "50", "half", "50%%", "nan%", "%"])
-def test_a_share_of_the_capacity_must_be_a_percentage_above_0_up_to_200(rate):
+@pytest.mark.parametrize("rate", ["0%", "-5%", "501%", "50", "half", "50%%", "nan%", "%"])
+def test_a_share_of_the_capacity_must_be_a_percentage_above_0_up_to_500(rate):
     with pytest.raises(WorkloadError, match="rate must be ops/s or a share of the calibrated "
-                                            r"capacity from 0% to 200% \(e.g. \"50%\"\)"):
+                                            r"capacity from 0% to 500% \(e.g. \"50%\"\)"):
         parse_workload({"rate": rate})
