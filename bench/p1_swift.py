@@ -16,7 +16,8 @@ As in P1-ceph, a ratio is judged per pair (the three runs of a pair are next to 
 in time): each row gives the median of the pairs' ratios against one reference, with an
 exact order-statistic interval for it (min to max of 5 pairs covers the median with
 93.75%), and "met" asks the interval's low end to clear the target. At least 5 pairs for
-a verdict. The faster reference is the one whose median ops/s is higher. The row says
+a verdict. Faultline is judged against the keep-alive client at 0.95x and against swift-bench
+at 4x: together they ask 0.95x of the faster of the two, whichever it is. The row says
 which labs were up (`make bench` measures it with only the Swift lab up, then with both
 labs and the service up) and the load average over the pairs.
 
@@ -304,11 +305,9 @@ def _rows(figures, args, swift_bench_runs, label: str,
     rows = []
     for op in ("write", "read"):
         ours = figures["faultline"][op]
-        refs = {name: median(measured) for name in names
-                if (measured := [r for r in figures[name][op] if r is not None])}
-        faster = max(refs, key=refs.get) if refs else "keepalive"
-        # against the faster reference at 0.95x, and against swift-bench at 4x
-        for name, target in ((faster, TARGET), ("swift_bench", OVER_SWIFT_BENCH)):
+        # the keep-alive client at 0.95x and swift-bench at 4x: together they ask 0.95x of
+        # the faster one, whichever it is (4x swift-bench is more than 0.95x of it)
+        for name, target in (("keepalive", TARGET), ("swift_bench", OVER_SWIFT_BENCH)):
             extra = {"swift_bench_runs": swift_bench_runs} \
                 if op == "write" and name == "swift_bench" else {}
             rows.append(_row(op, ours, figures[name][op], name, names[name], target, args,

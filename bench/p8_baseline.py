@@ -75,22 +75,29 @@ def shape_of(title: str) -> str:
     return " ".join(title.split()[2:6])
 
 
-def overload_share(run_id: int | None) -> str:
+def overload_share(run_ids: list[int]) -> tuple[str, dict]:
     """The share of the knee ("231%") at twice the highest knee stage of the calibration
-    that run `run_id` resolved its rate against; "200%" when there is no such run."""
-    if run_id is None:
-        return OVERLOAD
+    that the newest of these runs to resolve a relative rate used, with what it came from;
+    "200%" when none did, and at most the workload's cap, both said in the detail."""
     with db.session_factory()() as session:
-        event = session.execute(select(Event).where(Event.run_id == run_id,
+        event = session.execute(select(Event).where(Event.run_id.in_(run_ids or [-1]),
                                                     Event.kind == "rate_resolved")
-                                ).scalars().first()
-    resolved = event.detail if event is not None else {}
+                                .order_by(Event.run_id.desc())).scalars().first()
+    return share_of(event.detail if event is not None else {})
+
+
+def share_of(resolved: dict) -> tuple[str, dict]:
+    """overload_share's arithmetic, on a `rate_resolved` event's detail."""
     knee = resolved.get("capacity_ops")
     if not knee:
-        return OVERLOAD
-    highest = (resolved.get("capacity_range") or [knee, knee])[1]
-    share = min(math.ceil(200 * max(highest, knee) / knee), round(100 * MAX_CAPACITY_SHARE))
-    return f"{share}%"
+        return OVERLOAD, {"share": OVERLOAD, "from": "no run resolved a relative rate"}
+    highest = max((resolved.get("capacity_range") or [knee, knee])[1], knee)
+    wanted = math.ceil(200 * highest / knee)
+    cap = round(100 * MAX_CAPACITY_SHARE)
+    return f"{min(wanted, cap)}%", {
+        "share": f"{min(wanted, cap)}%", "calibration_id": resolved.get("calibration_id"),
+        "knee_ops_s": knee, "highest_knee_stage_ops_s": highest,
+        "capped": f"{wanted}% asked, the workload's cap is {cap}%" if wanted > cap else None}
 
 
 def baseline_run(kind: str, rate: str, size: int, quick: bool) -> dict:
@@ -131,13 +138,14 @@ def rows_for(kind: str, sizes: list[int], runs: int, overload_runs: int,
     cluster(kind)  # started if it is not up
     healthy = [baseline_run(kind, share, size, quick)
                for size in sizes for share in SHARES for _ in range(runs)]
-    overloaded = []
+    overloaded, shares, probes = [], {}, []
     for size in sizes:
         # the shape's calibration: that of its healthy runs, or made by one run at 10%
-        first = next((r for r in healthy if r["size"] == size and r["run_id"]), None)
-        if first is None and overload_runs:
-            first = baseline_run(kind, SHARES[0], size, quick)
-        share = overload_share(first and first["run_id"])
+        runs_of_size = [r["run_id"] for r in healthy if r["size"] == size and r["run_id"]]
+        if not runs_of_size and overload_runs:
+            probes.append(baseline_run(kind, SHARES[0], size, quick))
+            runs_of_size = [probes[-1]["run_id"]] if probes[-1]["run_id"] else []
+        share, shares[size] = overload_share(runs_of_size)
         overloaded += [baseline_run(kind, share, size, quick) for _ in range(overload_runs)]
     counted = [r for r in healthy if judged(r)]
     false = sum(judged_invalid(r) for r in counted)
@@ -159,7 +167,8 @@ def rows_for(kind: str, sizes: list[int], runs: int, overload_runs: int,
             f"of {len(caught)}", detected, "runs", target=f"all {len(caught)}",
             met=(detected == len(caught)) if caught else None,
             gap="" if caught else "no run was judged",
-            detail={"runs": overloaded, "not_judged": len(overloaded) - len(caught)}),
+            detail={"runs": overloaded, "not_judged": len(overloaded) - len(caught),
+                    "shares": shares, "calibrating_runs": probes}),
     ]
 
 

@@ -77,7 +77,10 @@ def main() -> None:
                            else [FAULTLINE, *name.split()])
                 subprocess.run(command, cwd=REPO, check=True)
             continue
-        if chosen is not None and name not in chosen and name.split("-")[0] not in chosen:
+        # a prefix ("P2") picks the quiet entries; a busy one is asked by its own name, since
+        # --only skips the lab and service steps that make its condition
+        if chosen is not None and name not in chosen and (
+                name.split("-")[0] not in chosen or name.endswith("-busy")):
             continue
         print(f"== {name} ({module})", flush=True)
         ran.add(name)

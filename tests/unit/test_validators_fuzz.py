@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from clusters.access.inventory import load_cluster
 from loadgen.exceptions import WorkloadError
-from loadgen.workload import OPS, Workload, parse_workload
+from loadgen.workload import MAX_CAPACITY_SHARE, OPS, Workload, parse_workload
 from service.exceptions import InvalidInput
 from service.experiments import documents
 from service.experiments.library import check_upload
@@ -95,7 +95,7 @@ def _assert_fit_to_run(w: Workload) -> None:
         value = getattr(w, name)
         assert value is None or (math.isfinite(value) and value >= 0), (name, value)
     if isinstance(w.rate, str):
-        assert 0 < w.capacity_share <= 2
+        assert 0 < w.capacity_share <= MAX_CAPACITY_SHARE
     else:
         assert math.isfinite(w.rate) and w.rate > 0
     assert sum(w.mix.values()) == 100 and set(w.mix) <= set(OPS)
