@@ -10,6 +10,13 @@ clear the flag that makes it check. A cancel of a run holding a fault with a 600
 waited the 600 s (CI, stop 34). So, while a run is in progress, a watcher thread reads each
 signal off the wakeup fd and pokes the main thread with a signal of its own, whose handler
 does nothing: the interrupted sleep then runs the pending handlers.
+
+One poke is not enough: a poke that lands while the main thread is still on its way into
+the sleep (the cancel came 0.1 s after the fault, as chaoslib logged "Pausing after
+activity") is left pending like the signal, and the same 600 s went by (a clean-clone
+`make test`, session 15). So the exit signals' handlers are wrapped to count their runs,
+and the watcher pokes again every POKE_EVERY_S until the main thread has run one for each
+signal it read, for at most POKE_FOR_S.
 """
 
 from __future__ import annotations
@@ -20,31 +27,60 @@ import threading
 
 EXIT_SIGNALS = frozenset({signal.SIGUSR1, signal.SIGUSR2, signal.SIGTERM})
 POKE = signal.SIGWINCH  # ignored by default: nothing else in a run process expects it
+POKE_EVERY_S = 0.2
+POKE_FOR_S = 10.0  # a handler that never runs (an exit signal left to its default) is not
+                   # waited for longer
 
 
 class PromptExitSignals:
-    """Installed from the main thread; `close` puts back what it replaced."""
+    """Installed from the main thread, once chaoslib's handlers are; `close` puts back what
+    it replaced."""
 
-    def __init__(self) -> None:
+    def __init__(self, poke=signal.pthread_kill) -> None:
+        self._poke = poke  # a test may lose some pokes, as the race does
+        self._seen = 0  # exit signals read off the wakeup fd
+        self._handled = 0  # exit-signal handlers the main thread ran
         self._read, self._write = os.pipe()
         os.set_blocking(self._write, False)  # set_wakeup_fd's requirement
         self._main = threading.main_thread().ident
+        self._wrappers = {}
+        self._wrapped = {}
+        for signum in EXIT_SIGNALS:
+            handler = signal.getsignal(signum)
+            if callable(handler):
+                self._wrapped[signum] = handler
+                self._wrappers[signum] = self._counting(handler)
+                signal.signal(signum, self._wrappers[signum])
         self._old_fd = signal.set_wakeup_fd(self._write, warn_on_full_buffer=False)
         self._old_poke = signal.signal(POKE, _nothing)
         self._watcher = threading.Thread(target=self._watch, name="faultline-exit-signals",
                                          daemon=True)
         self._watcher.start()
 
+    def _counting(self, handler):
+        def handle(signum, frame):
+            self._handled += 1  # the main thread only: no lock needed
+            return handler(signum, frame)
+        return handle
+
     def _watch(self) -> None:
         while data := os.read(self._read, 64):  # empty once the write end is closed
-            if any(signum in EXIT_SIGNALS for signum in data):
-                signal.pthread_kill(self._main, POKE)
+            self._seen += sum(1 for signum in data if signum in self._wrapped)
+            tries = int(POKE_FOR_S / POKE_EVERY_S)
+            while self._handled < self._seen and tries > 0:
+                self._poke(self._main, POKE)
+                tries -= 1
+                if self._handled < self._seen:
+                    threading.Event().wait(POKE_EVERY_S)
 
     def close(self) -> None:
         signal.set_wakeup_fd(self._old_fd)
         signal.signal(POKE, self._old_poke)
+        for signum, wrapper in self._wrappers.items():
+            if signal.getsignal(signum) is wrapper:  # nobody replaced it since
+                signal.signal(signum, self._wrapped[signum])
         os.close(self._write)
-        self._watcher.join(timeout=5)
+        self._watcher.join(timeout=POKE_FOR_S + 5)
         os.close(self._read)
 
 

@@ -1,6 +1,8 @@
 """A cancel (SIGUSR1) that the kernel hands to a thread other than the main one still ends
 the main thread's sleep at once (service/runs/exit_signals.py); without the watcher it
-waits the sleep out. In a process of its own: signal handlers and masks are per process."""
+waits the sleep out, and a watcher whose first pokes are lost (they landed before the main
+thread entered its sleep) pokes again until the handler ran. In a process of its own:
+signal handlers and masks are per process."""
 
 from __future__ import annotations
 
@@ -14,7 +16,13 @@ REPO = Path(__file__).resolve().parents[2]
 
 SCRIPT = """
 import os, signal, sys, threading, time
-from service.runs.exit_signals import prompt_exit_signals
+from service.runs.exit_signals import PromptExitSignals, prompt_exit_signals
+
+pokes = []
+def lossy(thread, signum):  # the first three pokes come too early and are lost
+    pokes.append(signum)
+    if len(pokes) > 3:
+        signal.pthread_kill(thread, signum)
 
 def leave(signum, frame):  # what chaoslib's handler does
     raise SystemExit(20)
@@ -24,7 +32,8 @@ def spin():  # a thread running Python, like the load generator's
         pass
 
 signal.signal(signal.SIGUSR1, leave)
-watcher = prompt_exit_signals() if sys.argv[1] == "watched" else None
+watcher = {"watched": prompt_exit_signals, "lossy": lambda: PromptExitSignals(lossy),
+           "unwatched": lambda: None}[sys.argv[1]]()
 threading.Thread(target=spin, daemon=True).start()
 # blocked in the main thread only, so the kernel hands the signal to the spinning thread,
 # as when librados blocks signals in the main thread to start one of its own
@@ -36,27 +45,35 @@ try:
     print(f"slept {time.monotonic() - started:.2f}")
 except SystemExit:
     print(f"interrupted {time.monotonic() - started:.2f}")
+print(len(pokes))
 if watcher is not None:
     watcher.close()
 """
 
 
-def _sleep(mode: str) -> tuple[str, float]:
+def _sleep(mode: str) -> tuple[str, float, int]:
     done = subprocess.run([sys.executable, "-c", SCRIPT, mode], cwd=REPO, capture_output=True,
                           text=True, timeout=30)
     assert done.returncode == 0, done.stderr
-    how, seconds = done.stdout.split()
-    return how, float(seconds)
+    how, seconds, lossy_pokes = done.stdout.split()
+    return how, float(seconds), int(lossy_pokes)
 
 
 def test_a_signal_another_thread_received_ends_the_main_threads_sleep_at_once():
-    how, seconds = _sleep("watched")
+    how, seconds, _ = _sleep("watched")
 
     assert how == "interrupted" and seconds < 2.0, (how, seconds)
 
 
+def test_pokes_that_are_lost_are_sent_again_until_the_handler_ran():
+    how, seconds, pokes = _sleep("lossy")
+
+    assert how == "interrupted" and seconds < 2.0, (how, seconds)
+    assert pokes == 4, pokes  # three lost, the fourth interrupted the sleep, no more after
+
+
 def test_without_the_watcher_the_same_signal_waits_the_sleep_out():
-    how, seconds = _sleep("unwatched")
+    how, seconds, _ = _sleep("unwatched")
 
     assert seconds == pytest.approx(3.0, abs=0.5), (how, seconds)
 
