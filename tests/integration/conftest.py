@@ -22,6 +22,7 @@ from reef_lab import assert_nothing_left, nodes_running
 from serving import served
 from sqlalchemy import delete, select
 from sqlalchemy.orm import sessionmaker
+from streams import lab_changes, select_stream, wait_for_side_stream
 from web_login import SECRET, log_in
 
 from clusters.access.inventory import load_cluster
@@ -42,7 +43,17 @@ from service.web.access import require_role
 from service.web.app import create_app
 
 REPO = Path(__file__).resolve().parents[2]
-TEST_DB = "faultline_test"
+TEST_DB = os.environ.get("FAULTLINE_TEST_DB", "faultline_test")  # one per stream (streams.py)
+
+
+def pytest_addoption(parser):
+    parser.addoption("--stream", choices=("all", "main", "side"), default="all",
+                     help="run the whole lab suite, or one of its two streams (streams.py)")
+
+
+@pytest.hookimpl(trylast=True)  # after -m and -k have deselected theirs
+def pytest_collection_modifyitems(config, items):
+    select_stream(config, items)
 
 
 def _lab_daemons_alive(lab=ceph_lab) -> bool:
@@ -70,27 +81,32 @@ def database_url():
 @pytest.fixture(scope="session")
 def ceph_cluster():
     """The Ceph lab, up and HEALTH_OK; taken down after the suite if the suite started it."""
-    was_up = _lab_daemons_alive()
-    if not was_up:  # the data earlier runs left (a near-full disk) is not the suite's to inherit
-        ceph_lab.down(purge=True)
-    ceph_lab.up()
+    with lab_changes():
+        was_up = _lab_daemons_alive()
+        if not was_up:  # the data earlier runs left (a near-full disk) is not the suite's
+            ceph_lab.down(purge=True)
+        ceph_lab.up()
     yield load_cluster(default_inventory(), "lab-ceph")
     if not was_up:
-        ceph_lab.down(purge=True)
+        with lab_changes():
+            ceph_lab.down(purge=True)
         _assert_nothing_left()
 
 
 @pytest.fixture(scope="session")
-def swift_cluster():
+def swift_cluster(pytestconfig):
     """The Swift lab, up and answering PUT/GET through its proxy; taken down after the suite
-    if the suite started it."""
-    was_up = _lab_daemons_alive(swift_lab)
-    if not was_up:
-        swift_lab.down(purge=True)
-    swift_lab.up()
+    if the suite started it. In the main stream, once the side stream is over."""
+    wait_for_side_stream(pytestconfig)
+    with lab_changes():
+        was_up = _lab_daemons_alive(swift_lab)
+        if not was_up:
+            swift_lab.down(purge=True)
+        swift_lab.up()
     yield load_cluster(default_inventory(), "lab-swift")
     if not was_up:
-        swift_lab.down(purge=True)
+        with lab_changes():
+            swift_lab.down(purge=True)
         _assert_nothing_left(swift_lab)
 
 
@@ -98,12 +114,15 @@ def swift_cluster():
 def reef_cluster():
     """The Reef lab (Ceph 18 under systemd in containers, its root filesystem built first if
     missing), HEALTH_OK; taken down and purged after the suite if the suite started it."""
-    was_up = nodes_running()
-    info = ceph_reef.up()
+    with lab_changes():
+        was_up = nodes_running()
+        info = ceph_reef.up()
     print(f"\nreef lab up: { {k: v for k, v in info.items() if k != 'state'} }")
     yield load_cluster(default_inventory(), ceph_reef.CLUSTER_NAME)
     if not was_up:
-        assert_nothing_left(ceph_reef.down(purge=True))
+        with lab_changes():
+            left = ceph_reef.down(purge=True)
+        assert_nothing_left(left)
 
 
 def _assert_nothing_left(lab=ceph_lab) -> None:
