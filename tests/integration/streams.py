@@ -28,7 +28,13 @@ SIDE_WAIT_S = 3600
 # the Ceph cases stay in the main stream)
 SIDE_MODULES = frozenset({
     "test_ceph_reef_bmc", "test_ceph_reef_lab", "test_bad_input_swift",
-    "test_swift_kill_object_server", "test_swift_replication_probe", "test_swift_scale_out"})
+    "test_swift_kill_object_server", "test_swift_replication_probe", "test_swift_scale_out",
+    # and some that need no lab at all (the API and pages on stored data, a made-up
+    # inventory), to even the streams out; the CPU-heavy fuzzing and Chromium stay in the
+    # main stream, so that the two together do not crowd the labs
+    "test_api_auth", "test_api_openapi", "test_api_experiments", "test_compare_web",
+    "test_dashboard_pages", "test_dashboard_charts", "test_dashboard_schedules",
+    "test_auth_web", "test_hostile_sessions"})
 SIDE_PARAMETRIZED = frozenset({"test_fault_catalogue", "test_fault_catalogue_corruption"})
 
 
