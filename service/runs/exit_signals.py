@@ -25,6 +25,8 @@ import os
 import signal
 import threading
 
+from clusters.polling import PollTimeout, poll_until
+
 EXIT_SIGNALS = frozenset({signal.SIGUSR1, signal.SIGUSR2, signal.SIGTERM})
 POKE = signal.SIGWINCH  # ignored by default: nothing else in a run process expects it
 POKE_EVERY_S = 0.2
@@ -66,12 +68,17 @@ class PromptExitSignals:
     def _watch(self) -> None:
         while data := os.read(self._read, 64):  # empty once the write end is closed
             self._seen += sum(1 for signum in data if signum in self._wrapped)
-            tries = int(POKE_FOR_S / POKE_EVERY_S)
-            while self._handled < self._seen and tries > 0:
-                self._poke(self._main, POKE)
-                tries -= 1
-                if self._handled < self._seen:
-                    threading.Event().wait(POKE_EVERY_S)
+            try:
+                poll_until("the exit signal's handler", self._poked_unless_handled,
+                           POKE_FOR_S, POKE_EVERY_S)
+            except PollTimeout:
+                pass  # left to its default, or never let run: nothing more a poke can do
+
+    def _poked_unless_handled(self) -> bool:
+        if self._handled >= self._seen:
+            return True
+        self._poke(self._main, POKE)
+        return False
 
     def close(self) -> None:
         signal.set_wakeup_fd(self._old_fd)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from clusters.paths import state_dir
+from clusters.polling import poll_until
 
 SIDE_DONE = "FAULTLINE_SIDE_STREAM_DONE"
 SIDE_WAIT_S = 3600
@@ -38,22 +38,22 @@ SIDE_MODULES = frozenset({
 SIDE_PARAMETRIZED = frozenset({"test_fault_catalogue", "test_fault_catalogue_corruption"})
 
 
+def _swift_case(item: pytest.Item) -> bool:
+    """A parametrized test's Swift case (its lab comes from request.getfixturevalue)."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return "swift" in (params.get("system"), params.get("lab"))
+
+
 def in_side_stream(item: pytest.Item) -> bool:
-    names = set(item.fixturenames)
-    if names & {"ceph_cluster", "stack"}:
+    if set(item.fixturenames) & {"ceph_cluster", "stack"}:
         return False
     module = item.module.__name__.rpartition(".")[2]
-    if module in SIDE_MODULES:
-        return True
-    params = getattr(getattr(item, "callspec", None), "params", {})
-    return module in SIDE_PARAMETRIZED and "swift" in (params.get("system"), params.get("lab"))
+    return module in SIDE_MODULES or (module in SIDE_PARAMETRIZED and _swift_case(item))
 
 
 def needs_swift(item: pytest.Item) -> bool:
-    """Asks for the Swift lab, by fixture or by its parameter (request.getfixturevalue)."""
-    params = getattr(getattr(item, "callspec", None), "params", {})
-    return bool(set(item.fixturenames) & {"swift_cluster", "stack"}) or "swift" in (
-        params.get("system"), params.get("lab"))
+    """Asks for the Swift lab, by fixture or by its parameter."""
+    return bool(set(item.fixturenames) & {"swift_cluster", "stack"}) or _swift_case(item)
 
 
 def select_stream(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -74,11 +74,8 @@ def wait_for_side_stream(config: pytest.Config) -> None:
     """In the main stream, before its Swift lab comes up: until the side stream is over."""
     if config.getoption("stream") != "main" or not os.environ.get(SIDE_DONE):
         return
-    done, deadline = Path(os.environ[SIDE_DONE]), time.monotonic() + SIDE_WAIT_S
-    while not done.exists():
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"the side stream did not end within {SIDE_WAIT_S} s")
-        time.sleep(1)
+    done = Path(os.environ[SIDE_DONE])
+    poll_until("the side stream to end", done.exists, SIDE_WAIT_S)
 
 
 @contextmanager
@@ -87,9 +84,6 @@ def lab_changes() -> Iterator[None]:
     inventory and takes loop devices, neither of which two processes may do at once."""
     path = state_dir() / ".lab-fixtures.lock"
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w") as lock:
+    with path.open("w") as lock:  # closing it releases the lock
         fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+        yield
