@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.faultline-installed
 WEB := service/web
 
-.PHONY: setup demo demo-stop test test-full test-unit test-lab lint lab-up lab-down bench clean .debian-packages
+.PHONY: setup demo demo-stop test test-full test-unit test-lab lint lab-up lab-down bench examples clean .debian-packages
 
 setup: $(STAMP) $(WEB)/node_modules/.package-lock.json
 
@@ -62,6 +62,10 @@ test-lab: setup
 # the load generator's benchmarks (bench/), on the labs; a summary in bench/results/
 bench: setup
 	$(BIN)/python -m bench.run_all
+
+# the README's worked examples: one run of each on the labs, stored in docs/examples/
+examples: setup
+	$(BIN)/python scripts/worked_examples.py
 
 lab-up: setup
 	$(BIN)/faultline lab up
