@@ -154,6 +154,10 @@ def main(argv: list[str]) -> int:
                   file=sys.stderr)
             return 2
         chosen = [e for e in EXAMPLES if e.name in names]
+    if any(e.cluster != "lab-ceph-reef" for e in chosen):
+        # both Pacific labs, as the catalogue's experiments are run (the other lab's idle
+        # daemons are part of the condition the figures were taken in)
+        subprocess.run([FAULTLINE, "lab", "up"], cwd=REPO, check=True)
     failed = []
     with tempfile.TemporaryDirectory(prefix="faultline-examples-") as work:
         for example in chosen:
