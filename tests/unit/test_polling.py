@@ -132,3 +132,13 @@ def test_poll_until_waits_on_the_real_clock_and_gives_up_near_its_deadline():
         poll_until("never", lambda: False, 0.3, 0.05)
     waited = time.monotonic() - started
     assert 0.3 <= waited < 0.3 + 0.05 + 0.2  # the deadline, at most one pause late (+ slack)
+
+
+def test_a_costly_polls_pause_is_twice_its_length_between_one_and_ten_seconds():
+    from clusters.swift.admin import poll_pause
+
+    assert poll_pause(0.1) == 1.0  # a quick poll: the floor
+    assert poll_pause(2.0) == 4.0  # polling keeps the cluster busy a third of the time
+    # a 60 s dispersion report on a loaded lab: a wait still looks again within 10 s
+    assert poll_pause(60.0) == 10.0
+    assert poll_pause(60.0, ceiling_s=float("inf")) == 120.0
