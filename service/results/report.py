@@ -92,9 +92,7 @@ def fault_detail(run: Run) -> list[str]:
         lines += swift_scale_lines(event.kind, output)
         lines += ceph_scale_lines(event.kind, output)
         lines += memory_lines(event.kind, output)
-        if event.kind == "activity" and "held_back" in output:
-            lines.append(f"the ceiling held the hog back in {output['held_back']} of "
-                         f"{output.get('periods')} periods ({output.get('held_back_s')} s)")
+        lines += cpu_hog_lines(event.kind, output)
         if event.kind == "activity" and output.get("throttled_ios"):
             lines.append(f"I/O through the throttle: {output['throttled_ios']} operations, "
                          f"{output.get('throttled_bytes', 0)} bytes")
@@ -140,6 +138,15 @@ def ceph_scale_lines(kind: str, output: dict[str, Any]) -> list[str]:
                 + f"; on {r.get('node')}: {', '.join(r.get('on_node') or []) or 'nothing left'}"
                 for r in output["removed"]]
     return []
+
+
+def cpu_hog_lines(kind: str, output: dict[str, Any]) -> list[str]:
+    """What a CPU hog's stop read from its cgroup. A second stop (the experiment's rollback
+    after its method's) finds the cgroup gone and reads no period: nothing to say."""
+    if kind != "activity" or "held_back" not in output or not output.get("periods"):
+        return []
+    return [f"the ceiling held the hog back in {output['held_back']} of "
+            f"{output['periods']} periods ({output.get('held_back_s')} s)"]
 
 
 def memory_lines(kind: str, output: dict[str, Any]) -> list[str]:

@@ -52,3 +52,16 @@ def test_how_often_the_ceiling_held_it_back_is_read_from_cpu_stat():
     assert parse_cpu_stat(text) == {"periods": 52, "held_back": 49, "held_back_s": 2.5}
     assert parse_cpu_stat("") == {"periods": 0, "held_back": 0, "held_back_s": 0.0}
     assert CpuHog("n", 1, 100, 1.0, 60).cgroup == "/sys/fs/cgroup/cpu/faultline-cpuhog-n"
+
+
+def test_the_report_gives_the_stop_that_read_the_cgroup_and_not_the_rollbacks_second():
+    from service.results.report import cpu_hog_lines
+
+    first = {"node": "node2", "stopped": True, "periods": 460, "held_back": 23,
+             "held_back_s": 0.7}
+    again = {"node": "node2", "stopped": True, "periods": 0, "held_back": 0,
+             "held_back_s": 0.0}
+    assert cpu_hog_lines("activity", first) == [
+        "the ceiling held the hog back in 23 of 460 periods (0.7 s)"]
+    assert cpu_hog_lines("activity", again) == []
+    assert cpu_hog_lines("fault_injected", first) == []
