@@ -205,4 +205,4 @@ FAULTS = {"add_osd": Fault("remove_osd", _add_osd_scope, notes={"ceph": (
     "disruption. CRUSH maps a share of the PGs onto it and their data is copied there; Ceph "
     "counts the PGs it recovers rather than backfills as undersized and their objects as "
     "degraded until the new copy is in, and 'data at risk' counts those seconds (the drain "
-    "of the removal does the same, for fewer PGs).")})}
+    "of the removal does the same, for fewer PGs).")}, takes_down=False)}

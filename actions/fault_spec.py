@@ -42,6 +42,7 @@ class Fault:
     restore: str  # the function of the same module that undoes it
     scope: Callable[[Cluster, dict[str, Any]], Scope]
     notes: Mapping[str, str] = field(default_factory=dict)  # by cluster kind
+    takes_down: bool = True  # False: it adds capacity (a scale action), no failure to time
 
 
 @dataclass(frozen=True)

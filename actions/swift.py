@@ -363,5 +363,6 @@ FAULTS = {
         "Adding a device is no fault: Swift reports nothing (no detection, no redundancy "
         "lost), so the scale figures are the data movement and the clients' disruption. The "
         "servers read a pushed ring within 15 s; until replication has moved a partition to "
-        "its new primary, reads that land there miss and the proxy tries the next copy.")}),
+        "its new primary, reads that land there miss and the proxy tries the next copy.")},
+        takes_down=False),
 }

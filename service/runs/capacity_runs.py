@@ -22,6 +22,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from actions import fault_spec
 from clusters.access.inventory import Cluster
 from loadgen.workload import Workload
 from service.results import capacity_change
@@ -52,13 +53,41 @@ def measure(sessions: sessionmaker[Session], database_url: str, cluster: Cluster
     return figures
 
 
+# a scale action takes nothing down: the figures that time a failure have nothing to time.
+# (A Ceph drain's degraded PGs would otherwise read as the cluster "detecting" the removal.)
+NO_FAULT = ("adding capacity is no fault: the cluster has nothing to detect and no lost "
+            "redundancy to regain; the scale figures are the data movement and the capacity")
+FAILURE_ONLY = ("time_to_detect_s", "time_to_full_redundancy_s",
+                "time_to_full_redundancy_after_restore_s")
+
+
+def is_scale_run(experiment: dict[str, Any], fault_name: str | None) -> bool:
+    """The run's fault activity calls an action that adds capacity and takes nothing down
+    (actions.fault_spec: Fault.takes_down)."""
+    activity = next((a for a in experiment.get("method") or []
+                     if isinstance(a, dict) and a.get("name") == fault_name), None)
+    action = fault_spec.action_of(activity)
+    return action is not None and not action.fault.takes_down
+
+
 def scale_figures(session: Session, run_id: int, fault_ts: float | None,
-                  measured: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """A scale run's own figures: `capacity` (before -> after, service.results.capacity_change)
-    and `data_movement_s`, from the scale action's end to no misplaced or degraded object
-    and full redundancy (with `reasons` for it when n/a)."""
-    figures: dict[str, Any] = {"capacity": capacity_change.change(measured.get("before"),
-                                                                  measured.get("after"))}
+                  measured: dict[str, dict[str, Any]] | None, reasons: dict[str, str],
+                  scale: bool) -> dict[str, Any]:
+    """The figures of a scale run (`scale`), or of a run that measured its capacity before
+    and after (`measured`, the control's; None if it measured none: an A/A control run
+    pauses where a scale run scales): `capacity` (before -> after,
+    service.results.capacity_change) and `data_movement_s`, from the fault action's end to no
+    misplaced or degraded object and full redundancy (with `reasons` for it when n/a). A
+    scale run's failure-only figures are n/a, with NO_FAULT as their reason."""
+    if not scale and measured is None:
+        return {}
+    figures: dict[str, Any] = {}
+    if scale:
+        figures = {key: None for key in FAILURE_ONLY}
+        figures["reasons"] = {**reasons, **dict.fromkeys(FAILURE_ONLY, NO_FAULT)}
+    if measured is not None:
+        figures["capacity"] = capacity_change.change(measured.get("before"),
+                                                     measured.get("after"))
     if fault_ts is None:
         figures["data_movement_s"] = None
         figures["data_movement_reason"] = "the scale action did not run"

@@ -421,10 +421,10 @@ class RunControl:
             result = figures.compute(session, self.run_id)
         result["topology_note"] = self.topology_note
         result["cluster_release"] = self.cluster.release  # the inventory's, e.g. "reef"
-        if self.capacity_plan is not None:
-            with self.sessions() as session:
-                result.update(capacity_runs.scale_figures(session, self.run_id, self.fault_ts,
-                                                          self.capacity))
+        with self.sessions() as session:  # a scale run's figures, or a measured capacity's
+            scale = capacity_runs.is_scale_run(self.experiment, self.fault_name)
+            result.update(capacity_runs.scale_figures(session, self.run_id, self.fault_ts, (
+                self.capacity if self.capacity_plan else None), result.get("reasons", {}), scale))
         invalid = self._baseline_invalid()
         if self.validity is not None:
             result["validity"] = self.validity
