@@ -51,6 +51,10 @@ POLL_DUTY = 1 / 3  # the share of the time polling may keep the cluster's machin
 # lab a dispersion report took over 60 s, and a pause of twice that held a replication wait
 # 4 minutes past the moment the cluster had caught up (CI at 22127d1)
 POLL_MAX_PAUSE_S = 10.0
+# a dispersion report killed at 30 s, then 60 s, on a loaded 2-core lab was retried and
+# killed again for minutes: no report for 253 s in one CI run, and a replication wait that
+# failed with "dispersion unknown" though no handoff was left (make examples, 2026-12-01)
+DISPERSION_TIMEOUT_S = 90.0
 
 
 def poll_pause(took_s: float, floor_s: float = 1.0,
@@ -325,7 +329,7 @@ class SwiftAdmin:
         """Create the dispersion containers and objects (once per cluster)."""
         self._tool("swift-dispersion-populate", timeout_s)
 
-    def dispersion(self, timeout_s: float = 60.0) -> Dispersion:
+    def dispersion(self, timeout_s: float = DISPERSION_TIMEOUT_S) -> Dispersion:
         started = time.time()
         out = self._tool("swift-dispersion-report", timeout_s)
         start = out.find("{")  # the tool may print a policy line before the JSON
