@@ -25,7 +25,7 @@ from clusters.access.inventory import Cluster
 from clusters.ceph.admin import CephAdmin
 from clusters.exceptions import ClusterError
 from clusters.polling import PollTimeout, poll_until
-from clusters.swift.admin import SwiftAdmin, poll_pause
+from clusters.swift.admin import DISPERSION_TIMEOUT_S, SwiftAdmin, poll_pause
 from clusters.swift.state import Dispersion
 
 log = logging.getLogger(__name__)
@@ -94,7 +94,7 @@ class SwiftSource:
             pause = self.DISPERSION_PAUSE_S
             try:
                 took = time.monotonic()
-                self._dispersion = self._admin.dispersion()  # dated at its midpoint
+                self._dispersion = self._admin.dispersion(timeout_s=DISPERSION_TIMEOUT_S)
                 self._dispersion_error = None
                 log.debug(f"Swift dispersion report in {time.monotonic() - took:.1f} s")
                 pause = poll_pause(time.monotonic() - started, pause,
