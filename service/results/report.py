@@ -118,10 +118,12 @@ def swift_scale_lines(kind: str, output: dict[str, Any]) -> list[str]:
         return [f"data moved where the new rings put it {output['moved_s']} s after the ring "
                 "push (no handoff partition left, dispersion 100%)"]
     if kind == "activity" and output.get("removed_from"):
+        # what delete_device found there: "mounted" (its mount) and "image" (its image file)
+        gone = " and ".join({"mounted": "its mount", "image": "its image"}.get(w, w)
+                            for w in output.get("deleted") or []) or "nothing"
         return [f"scale in: {output.get('device')} drained in {output.get('drained_s')} s "
                 f"after its weight-0 push, removed from the {', '.join(output['removed_from'])} "
-                f"ring(s); on the node: {', '.join(output.get('deleted') or []) or 'nothing'} "
-                "removed"]
+                f"ring(s); on the node: {gone} removed"]
     return []
 
 

@@ -152,7 +152,10 @@ def test_the_report_says_what_scale_out_and_in_did():
         "device": "scale-node1", "drained_s": 29.6, "removed_from": ["object"],
         "deleted": ["mounted", "image"]}) == [
         "scale in: scale-node1 drained in 29.6 s after its weight-0 push, removed from the "
-        "object ring(s); on the node: mounted, image removed"]
+        "object ring(s); on the node: its mount and its image removed"]
+    assert swift_scale_lines("activity", {
+        "device": "scale-node1", "drained_s": 1.0, "removed_from": ["object"],
+        "deleted": []})[0].endswith("on the node: nothing removed")
     assert swift_scale_lines("activity", {"drained_s": None, "removed_from": []}) == []
 
 
