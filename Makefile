@@ -3,11 +3,12 @@ SHELL := /bin/bash
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.faultline-installed
+RING := loadgen/.rados-ring-built
 WEB := service/web
 
 .PHONY: setup demo demo-stop test test-full test-unit test-lab lint lab-up lab-down bench examples clean .debian-packages
 
-setup: $(STAMP) $(WEB)/node_modules/.package-lock.json
+setup: $(STAMP) $(RING) $(WEB)/node_modules/.package-lock.json
 
 .debian-packages:
 	@scripts/install-debian-packages
@@ -17,6 +18,11 @@ $(STAMP): pyproject.toml | .debian-packages
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[dev]'
 	@$(BIN)/python -c 'import rados' || { echo "python3-rados is not visible from $(VENV)"; exit 1; }
+	@touch $@
+
+# the librados closed loop's C path (loadgen/rados_ring.c), built again when it changes
+$(RING): loadgen/rados_ring.c loadgen/rados_ring_build.py $(STAMP)
+	$(BIN)/python -m loadgen.rados_ring_build
 	@touch $@
 
 $(WEB)/node_modules/.package-lock.json: $(WEB)/package.json | .debian-packages
@@ -75,4 +81,4 @@ lab-down: setup demo-stop
 	$(BIN)/faultline lab down
 
 clean: lab-down
-	rm -rf $(VENV) $(WEB)/node_modules
+	rm -rf $(VENV) $(WEB)/node_modules build $(RING) loadgen/_rados_ring*.so

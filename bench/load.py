@@ -15,7 +15,7 @@ from pathlib import Path
 
 from clusters.access.inventory import Cluster
 from lab import ceph_layout, swift_layout
-from loadgen.closedloop import ClosedLoop
+from loadgen.closedloop import closed_loop
 from loadgen.drivers import driver_for
 from loadgen.ledger import Entry, Ledger
 from loadgen.payload import PayloadSource
@@ -168,7 +168,7 @@ def write_then_read(cluster: Cluster, api: str, seconds: float, in_flight: int, 
 
 def _closed_phase(driver, workload, ledger, payloads, tag) -> float:
     recorder = SampleRecorder(time.time(), time.monotonic())
-    loop = ClosedLoop(driver, workload, recorder, ledger, payloads, name_prefix=tag)
+    loop = closed_loop(driver, workload, recorder, ledger, payloads, name_prefix=tag)
     started = time.monotonic()
     loop.start()
     time.sleep(workload.duration_s)

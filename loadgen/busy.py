@@ -72,6 +72,12 @@ class MeteredDriver:
     def __getattr__(self, name: str):
         return getattr(self.driver, name)  # connect, close, check_access: not metered
 
+    def ring(self):
+        """The driver's librados ring, if it has one: its loop measures the client's own
+        queueing itself (RingClosedLoop.client_held_s)."""
+        offer = getattr(type(self.driver), "ring", None)
+        return offer(self.driver) if offer is not None else None
+
     def write(self, container: str, name: str, data: bytes, done: Done) -> None:
         self._submit(self.driver.write, (container, name, data), done)
 

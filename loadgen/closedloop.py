@@ -1,7 +1,9 @@
 """The closed-loop engine: a fixed number of operations always in flight (capacity runs).
 
 Each completion issues the next operation from the completing thread (librados'
-finisher, or a Swift worker), so the loop adds no thread hop per operation. An
+finisher, or a Swift worker), so the loop adds no thread hop per operation. A librados
+driver whose C path is built runs a RingClosedLoop instead (closed_loop() picks it): the
+same loop with no Python between a completion and the next submit. An
 operation that fails before it is even submitted completes on the issuing thread;
 issuing again from there would recurse, so that slot goes to the loop's own thread
 instead. Latency is measured from the submit: a closed loop has no intended times,
@@ -62,3 +64,21 @@ class ClosedLoop(OpenLoop):
             self._slots.put(True)  # completed while being issued: no recursion
         else:
             self._next()
+
+    def client_held_s(self) -> float:
+        """Slot-seconds the client itself held (0 here: loadgen.busy meters this loop)."""
+        return 0.0
+
+
+def closed_loop(driver, *args, **kwargs) -> ClosedLoop:
+    """The closed loop for `driver` (ClosedLoop's arguments): RingClosedLoop on the driver's
+    librados ring when it offers one (RadosDriver.ring), else ClosedLoop. The ring is looked
+    up on the driver's class, so a wrapper that does not say it forwards it (a test's slowed
+    driver) gets the plain loop through its own methods."""
+    offer = getattr(type(driver), "ring", None)
+    ring = offer(driver) if offer is not None else None
+    if ring is None:
+        return ClosedLoop(driver, *args, **kwargs)
+    from .rados_closedloop import RingClosedLoop
+
+    return RingClosedLoop(ring, driver, *args, **kwargs)

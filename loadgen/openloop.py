@@ -179,6 +179,10 @@ class OpenLoop:
                 self._completed()
         return done
 
+    def settle(self) -> None:
+        """Record what has completed by now (before a second is closed); a loop that
+        records each result as it comes has nothing to do."""
+
     def _completed(self) -> None:
         """An operation is over, whatever its outcome: its slot is free."""
         with self._lock:

@@ -19,7 +19,7 @@ class PayloadSource:
         self.min_size = min_size
         self.max_size = max_size
         size = max(_BUFFER_SIZE, max_size * 2)
-        self._buffer = random.Random(seed).randbytes(size)
+        self.buffer = random.Random(seed).randbytes(size)  # every content is a window of it
 
     def _key(self, name: str) -> int:
         return zlib.crc32(name.encode()) ^ (self.seed * 2654435761 & 0xFFFFFFFF)
@@ -29,14 +29,18 @@ class PayloadSource:
             return self.min_size
         return self.min_size + self._key(name) % (self.max_size - self.min_size + 1)
 
+    def offset(self, name: str, size: int) -> int:
+        """Where the content of `name` at `size` starts in `buffer`."""
+        return self._key(name) % (len(self.buffer) - size)
+
     def content(self, name: str, size: int | None = None) -> bytes:
         size = self.size_of(name) if size is None else size
-        offset = self._key(name) % (len(self._buffer) - size)
-        return self._buffer[offset:offset + size]
+        offset = self.offset(name, size)
+        return self.buffer[offset:offset + size]
 
     def matches(self, name: str, size: int, data: bytes | None) -> bool:
         """Whether `data` is the content of `name` at `size`; compared in place (a read's
         check, once per operation, copies nothing)."""
         if data is None or len(data) != size:
             return False
-        return self._buffer.startswith(data, self._key(name) % (len(self._buffer) - size))
+        return self.buffer.startswith(data, self._key(name) % (len(self.buffer) - size))

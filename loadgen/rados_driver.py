@@ -16,8 +16,10 @@ import threading
 
 import rados
 
+from . import rados_ring
 from .exceptions import DriverError
 from .openloop import Done
+from .rados_ring import RadosRing
 from .thread_state import ThreadStates
 
 
@@ -36,11 +38,23 @@ class RadosDriver:
                    "rados_mon_op_timeout": str(op_timeout_s)}
         if keyring:
             options["keyring"] = keyring
+        self.conf = conf
+        self.options = options
         self.pool = pool
         self.containers = containers
         self._cluster = rados.Rados(conffile=conf, conf=options)
         self._ioctx: dict[str, rados.Ioctx] = {}
         self._states = ThreadStates()
+        self._ring: RadosRing | None = None
+
+    def ring(self) -> RadosRing | None:
+        """The C path's own connection, made on first use (closedloop.closed_loop asks for
+        it); None where loadgen._rados_ring is not built."""
+        if self._ring is None and rados_ring.available():
+            ring = RadosRing(self.conf, self.pool, self.containers, self.options)
+            ring.connect()
+            self._ring = ring
+        return self._ring
 
     def connect(self) -> None:
         try:
@@ -66,6 +80,9 @@ class RadosDriver:
             self._cluster.shutdown()
 
     def close(self) -> None:
+        if self._ring is not None:
+            self._ring.close()
+            self._ring = None
         self._give_back_states()
         for ioctx in self._ioctx.values():
             ioctx.close()

@@ -13,7 +13,7 @@ import time
 import uuid
 from collections.abc import Callable
 
-from .closedloop import ClosedLoop
+from .closedloop import closed_loop
 from .ledger import Entry, Ledger
 from .openloop import AsyncDriver, OpenLoop, container_names
 from .payload import PayloadSource
@@ -88,7 +88,7 @@ class LoadSession:
             wall, mono = at, mono - (wall - at)
         self.started_at = wall
         self.recorder = SampleRecorder(wall, mono)
-        engine = ClosedLoop if self.workload.workers else OpenLoop
+        engine = closed_loop if self.workload.workers else OpenLoop
         self.loop = engine(self.driver, self.workload, self.recorder, self.ledger,
                            self.payloads, name_prefix=self.tag, stream=self.stream,
                            phase_s=self.phase_s)
@@ -100,6 +100,7 @@ class LoadSession:
     def _flush_loop(self) -> None:
         pending: list[Sample] = []
         while not self._stop.wait(self.flush_every_s):
+            self.loop.settle()
             pending += self.recorder.take_closed(time.monotonic(), OPS)
             pending = self._deliver(pending)
         self._leftover = pending

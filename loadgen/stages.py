@@ -16,7 +16,7 @@ import uuid
 from dataclasses import dataclass, replace
 
 from .busy import BusyMeter, MeteredDriver
-from .closedloop import ClosedLoop
+from .closedloop import closed_loop
 from .cpu import CpuMark
 from .exceptions import DriverError
 from .ledger import Ledger
@@ -53,21 +53,27 @@ class StageRunner:
         """The `measure_s` whole seconds after `warmup_s`, the CPU spent over them and the
         client's busy share."""
         recorder = SampleRecorder(time.time(), time.monotonic())
-        loop = ClosedLoop(self.driver, replace(self.workload, workers=in_flight), recorder,
+        loop = closed_loop(self.driver, replace(self.workload, workers=in_flight), recorder,
                           self.ledger, self.payloads, name_prefix=f"{self.tag}-{in_flight}")
         loop.start()
         measured = recorder.mono_start + warmup_s
         end = measured + measure_s
         time.sleep(max(0.0, measured - time.monotonic()))
-        mark, busy = CpuMark.now(), (self.meter.busy_s(), time.monotonic())
+        mark, busy = CpuMark.now(), (self._held(loop), time.monotonic())
         time.sleep(max(0.0, end - time.monotonic()))
         cores = mark.cores() or 0.0
-        client_busy = round((self.meter.busy_s() - busy[0]) / (time.monotonic() - busy[1]), 3)
+        client_busy = round((self._held(loop) - busy[0]) / (time.monotonic() - busy[1]), 3)
         # the seconds are taken before the loop stops: what completes in the drain would
         # add up to `in_flight` operations to the last second and flatter the stage
+        loop.settle()
         samples = recorder.take_closed(max(end, time.monotonic()), OPS)
         loop.stop()
         if loop.failure:
             raise DriverError(loop.failure)
         return StageLoad([s for s in samples if warmup_s <= s.second < warmup_s + measure_s],
                          cores, client_busy)
+
+    def _held(self, loop) -> float:
+        """Slot-seconds held by the client so far: metered per call (ClosedLoop), or counted
+        by the loop itself (RingClosedLoop)."""
+        return self.meter.busy_s() + loop.client_held_s()

@@ -95,7 +95,9 @@ def test_a_calibration_rises_to_a_knee_that_rados_bench_can_reach(ceph_cluster, 
     # knee (service.results.generator)
     at_knee = [s for s in stages + repeats if s["in_flight"] == chosen]
     assert all(0 < s["generator_cpu_cores"] < os.cpu_count() for s in stages + repeats)
-    assert all(0 < s["client_busy"] for s in stages + repeats)
+    # the client's hold is measured on every stage: through librados' C path (loadgen/
+    # rados_ring.c) it is the slots' wait for the planner, which is 0 when it keeps ahead
+    assert all(0 <= s["client_busy"] < 0.8 for s in stages + repeats), stages + repeats
     assert data["generator_bound"] == any(s["generator_cpu_cores"] > 0.8
                                           or s["client_busy"] >= 0.8 for s in at_knee)
     # made on the lab's release and topology: what its reuse is keyed by
