@@ -80,6 +80,20 @@ def cpu_of(pids: list[int]) -> float:
     return total / TICKS
 
 
+def wait_idle(kind: str, below_cores: float = 0.15, calm_s: int = 2,
+              limit_s: float = 60.0) -> float:
+    """Wait until the `kind` lab's daemons have used less than `below_cores` over `calm_s`
+    whole seconds in a row (what an earlier run's deletes and cleanup left them doing is
+    over), at most `limit_s`; return the seconds waited."""
+    started = time.monotonic()
+    pids, calm = lab_pids(kind), 0
+    while calm < calm_s and time.monotonic() - started < limit_s:
+        before = cpu_of(pids)
+        time.sleep(1.0)
+        calm = calm + 1 if cpu_of(pids) - before < below_cores else 0
+    return time.monotonic() - started
+
+
 def condition(kind: str) -> str:
     """Which labs are up beside the `kind` lab measured: it alone ("quiet" in issue 30's
     terms), or both. What else loads the machine is not in it: the rows give the load
@@ -150,6 +164,8 @@ def write_then_read(cluster: Cluster, api: str, seconds: float, in_flight: int, 
                                "prefill": False, "duration_s": seconds})
     driver = driver_for(cluster, workload, api)
     driver.connect()  # Swift: authenticates and creates the workload's containers
+    if getattr(driver, "ring", None) is not None:
+        driver.ring()  # librados' C path connects now, as rados bench's start-up is not counted
     ledger, payloads = Ledger(workload.seed), PayloadSource(workload.seed, size, size)
     tag = f"p1-{time.time_ns()}"
     try:

@@ -1,19 +1,23 @@
 """P1-ceph: closed loop, 16 in flight, 4 KiB write then read, on the Ceph lab: Faultline's
-librados driver against `rados bench -t 16 -b 4096` (write, then rand), alternating A B
-A B, in the same session. Target: >= 0.95x rados bench's ops/s for both operations, and
-client CPU per operation <= 1.3x rados bench's.
+librados driver against `rados bench -t 16 -b 4096` (write, then rand), in the same session.
+Target: >= 0.95x rados bench's ops/s for both operations, and client CPU per operation
+<= 1.3x rados bench's.
 
-A ratio is judged per pair (the two runs of a pair are next to each other in time, so what
-else loads the machine weighs on both alike): the row gives the median of the pairs' ratios
-with an exact order-statistic interval for it (results.median_interval; min to max of 5
-pairs covers the median with 93.75%), and "met" asks the interval's unfavourable end, not
-the median, to clear the target. At least 5 pairs for a verdict.
+A ratio is judged per pair. A pair runs each tool twice, A B B A (the next pair B A A B),
+so that a drift of the cluster over the pair weighs on both tools alike, and each run starts
+on an idle cluster (bench.load.wait_idle: the previous run's cleanup is over). The pair's
+ratio is its two runs' ops over the other tool's two (CPU: its CPU per op over the other's);
+the row gives the median of the pairs' ratios with an exact order-statistic interval for it
+(results.median_interval; min to max of 5 pairs covers the median with 93.75%), and "met"
+asks the interval's unfavourable end, not the median, to clear the target. At least 5
+pairs for a verdict.
 
 Measured twice: with the lab's daemons and the client on CPUs of their own (bench/cpus.py),
 as a load generator and its cluster are on separate hosts, which is what the target asks
 (is the generator ever the limit?); then sharing both CPUs, where the client's CPU per
 operation is taken from the OSDs, and a Python client pays for being costlier than a C++
-one. Each row gives both clients' CPU per operation.
+one. Each row gives both clients' CPU per operation, and which closed loop ran (librados'
+C path, loadgen/rados_ring.c, unless it is not built).
 
     .venv/bin/python -m bench.p1_ceph [--pairs 5] [--seconds 10] [--json FILE]
 """
@@ -27,9 +31,11 @@ import subprocess
 import time
 from collections.abc import Callable
 
+from loadgen import rados_ring
+
 from . import labs
 from .cpus import separate_cpus
-from .load import condition, write_then_read
+from .load import condition, wait_idle, write_then_read
 from .results import Row, arguments, median, median_interval, report
 
 IN_FLIGHT = 16
@@ -38,6 +44,8 @@ TARGET = 0.95
 CPU_TARGET = 1.3  # at most this times rados bench's client CPU per operation
 MIN_PAIRS = 5  # fewer give no verdict: min to max of 4 covers the median only 87.5%
 CONFIDENCE = 0.9
+ENGINE = ("librados' C path (loadgen/rados_ring.c)" if rados_ring.available()
+          else "python-rados (loadgen/rados_ring.c is not built)")
 
 
 Measured = tuple[dict[str, float], dict[str, float]]  # ops/s, client CPU ms per op
@@ -96,18 +104,28 @@ TOOLS: tuple[Callable[..., Measured], ...] = (faultline, rados_bench)
 
 
 def pairs(cluster, count: int, seconds: float, label: str) -> dict[str, dict[str, list]]:
-    """Each tool's ops/s and CPU per op of each operation, over `count` pairs."""
-    keys = ("write", "read", "write_cpu_ms", "read_cpu_ms")
+    """Each tool's ops/s and CPU per op of each operation, per pair (its two runs')."""
+    keys = ("write", "read", "write_cpu_ms", "read_cpu_ms", "idle_wait_s")
     found = {tool.__name__: {key: [] for key in keys} for tool in TOOLS}
-    for pair in range(count):  # A B, then B A: neither always runs on a warmer cluster
-        for tool in TOOLS if pair % 2 == 0 else TOOLS[::-1]:
+    for pair in range(count):  # A B B A, then B A A B: neither always runs first or last
+        first, second = TOOLS if pair % 2 == 0 else TOOLS[::-1]
+        runs: dict[str, list[Measured]] = {tool.__name__: [] for tool in TOOLS}
+        waited: dict[str, float] = {tool.__name__: 0.0 for tool in TOOLS}
+        for tool in (first, second, second, first):
+            waited[tool.__name__] += wait_idle("ceph")
             rates, cpu_ms = tool(cluster, seconds)
-            for op in ("write", "read"):
-                found[tool.__name__][op].append(rates[op])
-                found[tool.__name__][f"{op}_cpu_ms"].append(cpu_ms[op])
+            runs[tool.__name__].append((rates, cpu_ms))
             print(f"{label}, pair {pair + 1}: {tool.__name__}: write {rates['write']:.0f} ops/s "
                   f"({cpu_ms['write']:.3f} ms CPU/op), read {rates['read']:.0f} ops/s "
                   f"({cpu_ms['read']:.3f} ms CPU/op)", flush=True)
+        for name, measured in runs.items():
+            for op in ("write", "read"):
+                ops = [rates[op] for rates, _ in measured]
+                found[name][op].append(sum(ops) / len(ops))
+                # CPU per op over both runs: each run's CPU is its CPU per op times its ops
+                found[name][f"{op}_cpu_ms"].append(
+                    sum(cpu[op] * rates[op] for rates, cpu in measured) / sum(ops))
+            found[name]["idle_wait_s"].append(round(waited[name], 1))
     return found
 
 
@@ -132,17 +150,21 @@ def rows_of(found: dict[str, dict[str, list]], count: int, seconds: float, label
                   "coverage": coverage, "faultline_cpu_ms_per_op": ours[cpu_key],
                   "rados_bench_cpu_ms_per_op": theirs[cpu_key], "cpu_ratios": cpu_ratios,
                   "cpu_ratio_median": median(cpu_ratios), "cpu_ratio_low": cpu_low,
-                  "cpu_ratio_high": cpu_high}
+                  "cpu_ratio_high": cpu_high, "runs_per_pair": 2,
+                  "idle_wait_s": {"faultline": ours["idle_wait_s"],
+                                  "rados_bench": theirs["idle_wait_s"]},
+                  "closed_loop": ENGINE}
         met = low >= TARGET if judged else None
         rows.append(Row(
             "P1-ceph", f"closed loop {IN_FLIGHT} in flight, 4 KiB {op}, {label}, median of "
-            f"{count} pairs ({spread})", median(ours[op]), "ops/s", median(theirs[op]),
+            f"{count} pairs of 2 runs each ({spread})", median(ours[op]), "ops/s",
+            median(theirs[op]),
             "rados bench", target or f">= {TARGET}x at the interval's low end", met,
             "" if met in (None, True) else f"the interval's low end is {low:.3f}x", detail))
         met = cpu_high <= CPU_TARGET if judged else None
         rows.append(Row(
-            "P1-ceph", f"client CPU per 4 KiB {op}, {label}, median of {count} pairs (pair "
-            f"ratios' median {median(cpu_ratios):.3f}, {coverage:.2%} interval "
+            "P1-ceph", f"client CPU per 4 KiB {op}, {label}, median of {count} pairs of 2 "
+            f"runs each (pair ratios' median {median(cpu_ratios):.3f}, {coverage:.2%} interval "
             f"{cpu_low:.3f}-{cpu_high:.3f})", median(ours[cpu_key]), "ms",
             median(theirs[cpu_key]), "rados bench",
             target or f"<= {CPU_TARGET}x at the interval's high end", met,
