@@ -71,8 +71,9 @@ class RingClosedLoop(ClosedLoop):
 
     def client_held_s(self) -> float:
         """Slot-seconds the slots spent waiting for this loop's planning, so far."""
-        ring = self._ring
-        return self._held_s if ring is None else lib.fl_ring_starved_s(ring)
+        with self._taking:  # the drain frees the ring under this lock
+            ring = self._ring
+            return self._held_s if ring is None else lib.fl_ring_starved_s(ring)
 
     def settle(self) -> None:
         """Record the results that are in now (before a caller closes a second)."""
