@@ -119,14 +119,21 @@ def pairs(cluster, count: int, seconds: float, label: str) -> dict[str, dict[str
                   f"({cpu_ms['write']:.3f} ms CPU/op), read {rates['read']:.0f} ops/s "
                   f"({cpu_ms['read']:.3f} ms CPU/op)", flush=True)
         for name, measured in runs.items():
-            for op in ("write", "read"):
-                ops = [rates[op] for rates, _ in measured]
-                found[name][op].append(sum(ops) / len(ops))
-                # CPU per op over both runs: each run's CPU is its CPU per op times its ops
-                found[name][f"{op}_cpu_ms"].append(
-                    sum(cpu[op] * rates[op] for rates, cpu in measured) / sum(ops))
+            for key, value in pair_figures(measured).items():
+                found[name][key].append(value)
             found[name]["idle_wait_s"].append(round(waited[name], 1))
     return found
+
+
+def pair_figures(measured: list[Measured]) -> dict[str, float]:
+    """One tool's figures over its runs in a pair (of equal length): the mean ops/s, and CPU
+    per op over all their operations (each run's CPU is its CPU per op times its ops)."""
+    figures = {}
+    for op in ("write", "read"):
+        ops = [rates[op] for rates, _ in measured]
+        figures[op] = sum(ops) / len(ops)
+        figures[f"{op}_cpu_ms"] = sum(cpu[op] * rates[op] for rates, cpu in measured) / sum(ops)
+    return figures
 
 
 def rows_of(found: dict[str, dict[str, list]], count: int, seconds: float, label: str,
