@@ -140,7 +140,7 @@ static void fl_submit(fl_slot *s)
     double now = fl_now();
     fl_record(r, s, ret < 0 ? ret : -EIO, now);
     r->in_flight--;
-    s->idle_since = now;
+    s->idle_since = r->running ? now : 0.0;  /* after the stop, idle is no one's hold */
     r->idle[r->n_idle++] = (int)(s - r->slots);
     fl_signal_if_due(r);
     pthread_mutex_unlock(&r->lock);
