@@ -15,7 +15,7 @@ from pathlib import Path
 
 from clusters.access.inventory import Cluster
 from lab import ceph_layout, swift_layout
-from loadgen.closedloop import closed_loop
+from loadgen.closedloop import closed_loop, ring_of
 from loadgen.drivers import driver_for
 from loadgen.ledger import Entry, Ledger
 from loadgen.payload import PayloadSource
@@ -164,8 +164,7 @@ def write_then_read(cluster: Cluster, api: str, seconds: float, in_flight: int, 
                                "prefill": False, "duration_s": seconds})
     driver = driver_for(cluster, workload, api)
     driver.connect()  # Swift: authenticates and creates the workload's containers
-    if getattr(driver, "ring", None) is not None:
-        driver.ring()  # librados' C path connects now, as rados bench's start-up is not counted
+    ring_of(driver)  # librados' C path connects now, as rados bench's start-up is not counted
     ledger, payloads = Ledger(workload.seed), PayloadSource(workload.seed, size, size)
     tag = f"p1-{time.time_ns()}"
     try:

@@ -27,6 +27,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from .closedloop import ring_of
 from .openloop import AsyncDriver, Done
 
 
@@ -75,8 +76,7 @@ class MeteredDriver:
     def ring(self):
         """The driver's librados ring, if it has one: its loop measures the client's own
         queueing itself (RingClosedLoop.client_held_s)."""
-        offer = getattr(type(self.driver), "ring", None)
-        return offer(self.driver) if offer is not None else None
+        return ring_of(self.driver)
 
     def write(self, container: str, name: str, data: bytes, done: Done) -> None:
         self._submit(self.driver.write, (container, name, data), done)

@@ -25,14 +25,21 @@ class ClosedLoop(OpenLoop):
     # microseconds between two clock reads, recorded for every operation for nothing.
     records_lag = False
 
-    def start(self) -> None:
+    def _prepare(self) -> None:
+        """The operation and container draws, and the end (if the workload has a duration)."""
         self._choose = op_chooser(self.workload.mix, self.seed)
         self._rng = random.Random(self.seed + 1)
+        self._end = (time.monotonic() + self.workload.duration_s
+                     if self.workload.duration_s else None)
+
+    def _ending(self) -> bool:
+        return self._stop.is_set() or (self._end is not None and time.monotonic() >= self._end)
+
+    def start(self) -> None:
+        self._prepare()
         self._draw = threading.Lock()  # the choosers are not thread-safe
         self._slots: queue.SimpleQueue[bool] = queue.SimpleQueue()
         self._issuing = threading.local()
-        self._end = (time.monotonic() + self.workload.duration_s
-                     if self.workload.duration_s else None)
         super().start()
 
     def stop(self, drain_s: float = 35.0) -> None:
@@ -48,7 +55,7 @@ class ClosedLoop(OpenLoop):
                 self._next()
 
     def _next(self) -> None:
-        if self._stop.is_set() or (self._end is not None and time.monotonic() >= self._end):
+        if self._ending():
             return
         with self._draw:
             op = self._choose()
@@ -70,13 +77,18 @@ class ClosedLoop(OpenLoop):
         return 0.0
 
 
+def ring_of(driver):
+    """The driver's librados ring (RadosDriver.ring), connected, or None. It is looked up on
+    the driver's class, so a wrapper that does not say it forwards it (a test's slowed driver)
+    has none, and its loop goes through its own methods."""
+    offer = getattr(type(driver), "ring", None)
+    return offer(driver) if offer is not None else None
+
+
 def closed_loop(driver, *args, **kwargs) -> ClosedLoop:
     """The closed loop for `driver` (ClosedLoop's arguments): RingClosedLoop on the driver's
-    librados ring when it offers one (RadosDriver.ring), else ClosedLoop. The ring is looked
-    up on the driver's class, so a wrapper that does not say it forwards it (a test's slowed
-    driver) gets the plain loop through its own methods."""
-    offer = getattr(type(driver), "ring", None)
-    ring = offer(driver) if offer is not None else None
+    librados ring when it offers one (ring_of), else ClosedLoop."""
+    ring = ring_of(driver)
     if ring is None:
         return ClosedLoop(driver, *args, **kwargs)
     from .rados_closedloop import RingClosedLoop

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from typing import Protocol
 
 from .lag import LagLog
-from .ledger import Ledger
+from .ledger import Entry, Ledger
 from .payload import PayloadSource
 from .samples import SampleRecorder
 from .workload import OPS, Workload
@@ -126,12 +126,24 @@ class OpenLoop:
                 continue
             self._issue(op, intended, rng)
 
-    def _issue(self, op: str, intended: float, rng: random.Random) -> None:
-        entry = None
+    def _entry_for(self, op: str) -> Entry | None:
+        """The object a read (held from deletes until it is done) or a delete (out of the
+        ledger) works on; None for a write, or when there is nothing to read or delete yet."""
         if op == "read":
-            entry = self.ledger.pick()
-        elif op == "delete":
-            entry = self.ledger.take()
+            return self.ledger.pick()
+        if op == "delete":
+            return self.ledger.take()
+        return None
+
+    def _new_object(self, rng: random.Random) -> tuple[str, str]:
+        """The container and name of the next write."""
+        containers = self.containers  # one container: no draw (nothing else uses rng)
+        container = containers[rng.randrange(len(containers))] if len(containers) > 1 \
+            else containers[0]
+        return container, f"{self.name_prefix}-{next(self._names)}"
+
+    def _issue(self, op: str, intended: float, rng: random.Random) -> None:
+        entry = self._entry_for(op)
         if entry is None:
             op = "write"  # nothing to read or delete (yet)
         with self._lock:
@@ -143,10 +155,7 @@ class OpenLoop:
                 self.lag_s.append(lag)
             self.lags.add(intended - (self._schedule_start or intended), lag)
         if op == "write":
-            containers = self.containers  # one container: no draw (nothing else uses rng)
-            container = containers[rng.randrange(len(containers))] if len(containers) > 1 \
-                else containers[0]
-            name = f"{self.name_prefix}-{next(self._names)}"
+            container, name = self._new_object(rng)
             data = self.payloads.content(name)
             self.driver.write(container, name, data,
                               self._on_done(op, intended, container, name, len(data)))

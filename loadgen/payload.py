@@ -43,4 +43,4 @@ class PayloadSource:
         check, once per operation, copies nothing)."""
         if data is None or len(data) != size:
             return False
-        return self.buffer.startswith(data, self._key(name) % (len(self.buffer) - size))
+        return self.buffer.startswith(data, self.offset(name, size))

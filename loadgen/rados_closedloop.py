@@ -12,13 +12,11 @@ from __future__ import annotations
 
 import itertools
 import logging
-import random
 import threading
 import time
 
 from .closedloop import ClosedLoop
 from .exceptions import DriverError
-from .openloop import op_chooser
 from .rados_driver import error_class
 from .rados_ring import DELETE, READ, WRITE, RadosRing, ffi, lib
 
@@ -44,10 +42,7 @@ class RingClosedLoop(ClosedLoop):
         missing = [c for c in self.containers if c not in self.rados.index]
         if missing:
             raise DriverError(f"the librados ring has no I/O context for {missing[0]!r}")
-        self._choose = op_chooser(self.workload.mix, self.seed)
-        self._rng = random.Random(self.seed + 1)
-        self._end = (time.monotonic() + self.workload.duration_s
-                     if self.workload.duration_s else None)
+        self._prepare()
         slots = self.workload.workers
         self._cap = max(32, 4 * slots)
         self._ops = ffi.new("fl_op[]", self._cap)
@@ -93,9 +88,6 @@ class RingClosedLoop(ClosedLoop):
         finally:
             lib.fl_ring_stop(ring)
             self._drain(ring)
-
-    def _ending(self) -> bool:
-        return self._stop.is_set() or (self._end is not None and time.monotonic() >= self._end)
 
     def _drain(self, ring) -> None:
         """After the ring's stop: take every result until nothing is in flight (bounded by
@@ -158,18 +150,15 @@ class RingClosedLoop(ClosedLoop):
         """Plan up to `room` operations and hand them to the ring."""
         if room <= 0:
             return
-        ops, pending, choose, ledger = self._ops, self._pending, self._choose, self.ledger
-        containers, index, payloads = self.containers, self.rados.index, self.payloads
+        ops, pending, choose = self._ops, self._pending, self._choose
+        index, payloads = self.rados.index, self.payloads
         for i in range(room):
             op = choose()
-            entry = ledger.pick() if op == "read" else ledger.take() if op == "delete" \
-                else None
+            entry = self._entry_for(op)
             slot, tag, buf = ops[i], next(self._tags), None
             if entry is None:  # a write (or nothing to read or delete yet)
                 op = "write"
-                container = containers[self._rng.randrange(len(containers))] \
-                    if len(containers) > 1 else containers[0]
-                name = f"{self.name_prefix}-{next(self._names)}"
+                container, name = self._new_object(self._rng)
                 size = length = payloads.size_of(name)
                 slot.kind, slot.buf = WRITE, self._payload + payloads.offset(name, size)
             else:

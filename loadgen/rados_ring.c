@@ -115,6 +115,26 @@ static void fl_signal_if_due(fl_ring *r)
         pthread_cond_signal(&r->wake);
 }
 
+/* A slot with nothing to do: it waits for a plan, which is the client's hold only while the
+   ring runs. The lock is held. */
+static void fl_park(fl_ring *r, fl_slot *s, double now)
+{
+    s->idle_since = r->running ? now : 0.0;
+    r->idle[r->n_idle++] = (int)(s - r->slots);
+}
+
+/* What the idle slots have waited so far. The lock is held. */
+static double fl_idle_s(const fl_ring *r, double now)
+{
+    double total = 0.0;
+    for (int i = 0; i < r->n_idle; i++) {
+        const fl_slot *s = &r->slots[r->idle[i]];
+        if (s->idle_since > 0)
+            total += now - s->idle_since;
+    }
+    return total;
+}
+
 /* Submit a slot's operation; the lock is not held. A submission librados refuses at once
    is a result, and its slot goes idle (Python's next plan wakes it): no recursion. */
 static void fl_submit(fl_slot *s)
@@ -140,8 +160,7 @@ static void fl_submit(fl_slot *s)
     double now = fl_now();
     fl_record(r, s, ret < 0 ? ret : -EIO, now);
     r->in_flight--;
-    s->idle_since = r->running ? now : 0.0;  /* after the stop, idle is no one's hold */
-    r->idle[r->n_idle++] = (int)(s - r->slots);
+    fl_park(r, s, now);
     fl_signal_if_due(r);
     pthread_mutex_unlock(&r->lock);
 }
@@ -161,8 +180,7 @@ static void fl_complete(rados_completion_t c, void *arg)
         fl_take_planned(r, s);
         next = 1;
     } else {
-        s->idle_since = r->running ? now : 0.0;
-        r->idle[r->n_idle++] = (int)(s - r->slots);
+        fl_park(r, s, now);
     }
     fl_signal_if_due(r);
     pthread_mutex_unlock(&r->lock);
@@ -275,13 +293,9 @@ void fl_ring_stop(fl_ring *r)
 {
     pthread_mutex_lock(&r->lock);
     if (r->running) {
-        double now = fl_now();
-        for (int i = 0; i < r->n_idle; i++) {
-            fl_slot *s = &r->slots[r->idle[i]];
-            if (s->idle_since > 0)
-                r->starved_s += now - s->idle_since;
-            s->idle_since = 0.0;
-        }
+        r->starved_s += fl_idle_s(r, fl_now());
+        for (int i = 0; i < r->n_idle; i++)
+            r->slots[r->idle[i]].idle_since = 0.0;
     }
     r->running = 0;
     r->plan_count = 0;
@@ -293,12 +307,7 @@ void fl_ring_stop(fl_ring *r)
 double fl_ring_starved_s(fl_ring *r)
 {
     pthread_mutex_lock(&r->lock);
-    double total = r->starved_s, now = fl_now();
-    for (int i = 0; i < r->n_idle; i++) {
-        fl_slot *s = &r->slots[r->idle[i]];
-        if (s->idle_since > 0)
-            total += now - s->idle_since;
-    }
+    double total = r->starved_s + fl_idle_s(r, fl_now());
     pthread_mutex_unlock(&r->lock);
     return total;
 }
