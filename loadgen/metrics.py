@@ -13,6 +13,7 @@ gives every driver target the labels run_id, cluster and experiment.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable, Iterator
 
 from hdrh.histogram import HdrHistogram
@@ -42,7 +43,9 @@ class DriverMetrics(Collector):
         self._latency: dict[str, HdrHistogram] = {}
         self._last_second: dict[str, float] = {}
         self.load_running = False
-        self.fault_active = False
+        # when the fault's action starts (None: no fault on): Chaos Toolkit reports an
+        # action only after its pause, while the cluster is hurt from its start
+        self.fault_from: float | None = None
 
     def add(self, samples: Iterable[Sample]) -> None:
         with self._lock:
@@ -79,7 +82,10 @@ class DriverMetrics(Collector):
                                 value=float(self.load_running))
         yield GaugeMetricFamily("faultline_driver_fault_active",
                                 "1 from the fault's injection until its restore",
-                                value=float(self.fault_active))
+                                value=float(self.fault_active()))
+
+    def fault_active(self) -> bool:
+        return self.fault_from is not None and time.time() >= self.fault_from
 
     @staticmethod
     def _counter(name: str, text: str, values: dict[str, int]) -> Metric:

@@ -302,6 +302,7 @@ class RunControl:
             # on record at once: a run whose process dies before the action reports (during
             # its pause after) is closed from its records (service.runs.reaper)
             self.recorder.event("fault_started", ts=self.fault_started_ts, name=self.fault_name)
+            self.metrics.fault_from = self.fault_started_ts
 
     def activity_done(self, activity: dict, result: dict | None) -> None:
         name = activity.get("name")
@@ -312,7 +313,6 @@ class RunControl:
             # writes the fault down from the journal.
             self.fault_ts = self.fault_started_ts
             self.fault_unreported = True
-            self.metrics.fault_active = True
         status = (result or {}).get("status")
         ts = fault_timeline.timestamp((result or {}).get("end")) or time.time()
         self.recorder.event("activity", ts=ts, name=name, type=activity.get("type"),
@@ -333,7 +333,6 @@ class RunControl:
         if name == self.fault_name and self.fault_ts is None:
             if status == "succeeded":
                 self.fault_ts = ts
-                self.metrics.fault_active = True
                 self.recorder.update(fault_ts=ts)
                 self.recorder.event("fault_injected", ts=ts, name=name,
                                     output=_jsonable(result.get("output")))
@@ -343,6 +342,7 @@ class RunControl:
                     self.not_taken = str(output["not_taken"])
                     logger.error(f"The fault did not take: {self.not_taken}")
             else:
+                self.metrics.fault_from = None
                 self.recorder.event("fault_failed", ts=ts, name=name,
                                     error=str(result.get("exception") or "")[:2000])
         elif (name == self.restore_name and status == "succeeded" and self.fault_ts
@@ -358,7 +358,7 @@ class RunControl:
                     and not o.get("started_by_restore")]
             begun = max(back) if back else begun
             self.restore_ts = begun  # a rollback of the same name later restores nothing new
-            self.metrics.fault_active = False
+            self.metrics.fault_from = None
             self.recorder.event("restored", ts=begun, name=name, ended=ts)
 
     def _note_daemon_outcomes(self, output: Any, ts: float) -> None:

@@ -3,6 +3,8 @@ histogram's buckets count the same latencies as the HDR histograms they come fro
 
 from __future__ import annotations
 
+import time
+
 from prometheus_client import generate_latest
 from prometheus_client.registry import CollectorRegistry
 
@@ -44,7 +46,7 @@ def test_seconds_add_up_across_samples_and_ops():
     metrics = DriverMetrics()
     metrics.add([_sample(0, "read", [1_000, 3_000]), _sample(0, "write", [20_000])])
     metrics.add([_sample(1, "read", [400_000], errors={"timeout": 2, "503": 1})])
-    metrics.fault_active = True
+    metrics.fault_from = 0.0
     text = _exposition(metrics)
     assert 'faultline_driver_ops_total{op="read"} 3.0' in text
     assert 'faultline_driver_ops_total{op="write"} 1.0' in text
@@ -60,3 +62,14 @@ def test_seconds_add_up_across_samples_and_ops():
     line = next(x for x in text.splitlines()
                 if x.startswith('faultline_driver_latency_seconds_sum{op="read"}'))
     assert abs(float(line.split()[-1]) - 0.404) < 0.001
+
+
+def test_the_fault_is_active_from_its_start_until_it_is_cleared():
+    metrics = DriverMetrics()
+    assert "faultline_driver_fault_active 0.0" in _exposition(metrics)
+    metrics.fault_from = time.time() + 3600  # a pause before the action: not yet
+    assert "faultline_driver_fault_active 0.0" in _exposition(metrics)
+    metrics.fault_from = time.time() - 1
+    assert "faultline_driver_fault_active 1.0" in _exposition(metrics)
+    metrics.fault_from = None
+    assert "faultline_driver_fault_active 0.0" in _exposition(metrics)
