@@ -159,15 +159,34 @@ def write_then_read(cluster: Cluster, api: str, seconds: float, in_flight: int, 
     """ops/s of Faultline's closed loop (`in_flight` always in flight): a write phase of
     `seconds`, then a read phase of what it wrote; everything written is deleted after.
     `cpu_ms`, if given, receives this process's CPU per operation of each phase (ms)."""
+    rates, remove = write_then_read_kept(cluster, api, seconds, in_flight, size, containers,
+                                         cpu_ms)
+    remove()
+    return rates
+
+
+def write_then_read_kept(cluster: Cluster, api: str, seconds: float, in_flight: int,
+                         size: int, containers: int = 1,
+                         cpu_ms: dict[str, float] | None = None
+                         ) -> tuple[dict[str, float], Callable[[], None]]:
+    """write_then_read, leaving what it wrote in place: returns the rates and what deletes
+    it (and closes the driver), to be called later, after runs that must not wait for it."""
     workload = parse_workload({"containers": containers, "objects_per_container": 1,
                                "object_size": size, "mix": {"write": 100}, "workers": in_flight,
                                "prefill": False, "duration_s": seconds})
     driver = driver_for(cluster, workload, api)
     driver.connect()  # Swift: authenticates and creates the workload's containers
-    ring_of(driver)  # librados' C path connects now, as rados bench's start-up is not counted
     ledger, payloads = Ledger(workload.seed), PayloadSource(workload.seed, size, size)
     tag = f"p1-{time.time_ns()}"
+
+    def remove() -> None:
+        try:
+            remove_all(driver, ledger.entries())
+        finally:
+            driver.close()
+
     try:
+        ring_of(driver)  # librados' C path connects now, as rados bench's start-up is not counted
         rates = {}
         for op in ("write", "read"):
             phase = parse_workload({**workload.as_dict(), "mix": {op: 100}})
@@ -175,10 +194,10 @@ def write_then_read(cluster: Cluster, api: str, seconds: float, in_flight: int, 
             rates[op] = _closed_phase(driver, phase, ledger, payloads, tag)
             if cpu_ms is not None:
                 cpu_ms[op] = (own_cpu() - cpu0) * 1000 / max(1.0, rates[op] * seconds)
-        return rates
-    finally:
-        remove_all(driver, ledger.entries())
-        driver.close()
+    except BaseException:
+        remove()
+        raise
+    return rates, remove
 
 
 def _closed_phase(driver, workload, ledger, payloads, tag) -> float:

@@ -4,13 +4,18 @@ Target: >= 0.95x rados bench's ops/s for both operations, and client CPU per ope
 <= 1.3x rados bench's.
 
 A ratio is judged per pair. A pair runs each tool twice, A B B A (the next pair B A A B),
-so that a drift of the cluster over the pair weighs on both tools alike, and each run starts
-on an idle cluster (bench.load.wait_idle: the previous run's cleanup is over). The pair's
-ratio is its two runs' ops over the other tool's two (CPU: its CPU per op over the other's);
-the row gives the median of the pairs' ratios with an exact order-statistic interval for it
-(results.median_interval; min to max of 5 pairs covers the median with 93.75%), and "met"
-asks the interval's unfavourable end, not the median, to clear the target. At least 5
-pairs for a verdict.
+back to back on a cluster first let go idle (bench.load.wait_idle), and deletes what its
+four runs wrote only after them: a cleanup and a wait between the runs compared would let
+the cluster drift further between them. A drift over the pair then weighs on both tools
+alike. The pair's ratio is its two runs' ops over the other tool's two (CPU: its CPU per op
+over the other's); the row gives the median of the pairs' ratios with an exact
+order-statistic interval for it (results.median_interval; 8 pairs: the 2nd to the 7th,
+which covers the median with 93%), and "met" asks the interval's unfavourable end, not the
+median, to clear the target. At least 5 pairs for a verdict.
+
+`--aa` adds the A/A check: rados bench against itself by the same pairs. Its interval is
+what the method gives where there is no difference, on this machine, at this moment; a
+target band narrower than it cannot be shown here.
 
 Measured twice: with the lab's daemons and the client on CPUs of their own (bench/cpus.py),
 as a load generator and its cluster are on separate hosts, which is what the target asks
@@ -19,7 +24,7 @@ operation is taken from the OSDs, and a Python client pays for being costlier th
 one. Each row gives both clients' CPU per operation, and which closed loop ran (librados'
 C path, loadgen/rados_ring.c, unless it is not built).
 
-    .venv/bin/python -m bench.p1_ceph [--pairs 5] [--seconds 10] [--json FILE]
+    .venv/bin/python -m bench.p1_ceph [--pairs 8] [--seconds 10] [--aa] [--json FILE]
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from loadgen import rados_ring
 
 from . import labs
 from .cpus import separate_cpus
-from .load import condition, wait_idle, write_then_read
+from .load import condition, wait_idle, write_then_read_kept
 from .results import Row, arguments, median, median_interval, report
 
 IN_FLIGHT = 16
@@ -49,21 +54,26 @@ ENGINE = ("librados' C path (loadgen/rados_ring.c)" if rados_ring.available()
 
 
 Measured = tuple[dict[str, float], dict[str, float]]  # ops/s, client CPU ms per op
+Cleanup = Callable[[], None]  # deletes what a run wrote
 
 
-def faultline(cluster, seconds: float) -> Measured:
+def faultline(cluster, seconds: float) -> tuple[dict[str, float], dict[str, float], Cleanup]:
     """Faultline's closed loop: a write phase, then a read phase of what it wrote."""
     cpu_ms: dict[str, float] = {}
-    rates = write_then_read(cluster, "rados", seconds, IN_FLIGHT, SIZE, 1, cpu_ms)
-    return rates, cpu_ms
+    rates, remove = write_then_read_kept(cluster, "rados", seconds, IN_FLIGHT, SIZE, 1, cpu_ms)
+    return rates, cpu_ms, remove
 
 
-def rados_bench(cluster, seconds: float) -> Measured:
+def rados_bench(cluster, seconds: float) -> tuple[dict[str, float], dict[str, float], Cleanup]:
     conf, pool = cluster.client["conf"], cluster.client.get("pool", "faultline")
     run = f"faultline-p1-{time.time_ns()}"
     base = ["rados", "-c", conf, "-p", pool]
     rates: dict[str, float] = {}
     cpu_ms: dict[str, float] = {}
+
+    def remove() -> None:
+        subprocess.run(base + ["cleanup", "--run-name", run], capture_output=True, timeout=300)
+
     try:
         # Faultline's CPU is counted over its load alone; rados bench's process also starts,
         # connects and shuts down: what one `rados stat` costs is taken off each phase.
@@ -75,9 +85,16 @@ def rados_bench(cluster, seconds: float) -> Measured:
                                       *extra, "--run-name", run])
             spent = max(0.0, _children_cpu() - cpu0 - startup)
             cpu_ms[op] = spent * 1000 / max(1.0, rates[op] * seconds)
-        return rates, cpu_ms
-    finally:
-        subprocess.run(base + ["cleanup", "--run-name", run], capture_output=True, timeout=300)
+    except BaseException:
+        remove()
+        raise
+    return rates, cpu_ms, remove
+
+
+def rados_bench_again(cluster, seconds: float
+                      ) -> tuple[dict[str, float], dict[str, float], Cleanup]:
+    """rados bench as the other tool of the A/A check: the method against no difference."""
+    return rados_bench(cluster, seconds)
 
 
 def _startup_cpu(base: list[str]) -> float:
@@ -100,28 +117,40 @@ def _iops(command: list[str]) -> float:
     return float(found.group(1))
 
 
-TOOLS: tuple[Callable[..., Measured], ...] = (faultline, rados_bench)
+Tool = Callable[..., tuple[dict[str, float], dict[str, float], Cleanup]]
+TOOLS: tuple[Tool, Tool] = (faultline, rados_bench)
+AA_TOOLS: tuple[Tool, Tool] = (rados_bench, rados_bench_again)
 
 
-def pairs(cluster, count: int, seconds: float, label: str) -> dict[str, dict[str, list]]:
-    """Each tool's ops/s and CPU per op of each operation, per pair (its two runs')."""
-    keys = ("write", "read", "write_cpu_ms", "read_cpu_ms", "idle_wait_s")
-    found = {tool.__name__: {key: [] for key in keys} for tool in TOOLS}
+def pairs(cluster, count: int, seconds: float, label: str,
+          tools: tuple[Tool, Tool] = TOOLS) -> dict[str, dict[str, list]]:
+    """Each tool's ops/s and CPU per op of each operation, per pair (its two runs'), and the
+    wait for an idle cluster before each pair."""
+    keys = ("write", "read", "write_cpu_ms", "read_cpu_ms")
+    found: dict[str, dict[str, list]] = {tool.__name__: {key: [] for key in keys}
+                                         for tool in tools}
+    found["pair"] = {"idle_wait_s": []}
     for pair in range(count):  # A B B A, then B A A B: neither always runs first or last
-        first, second = TOOLS if pair % 2 == 0 else TOOLS[::-1]
-        runs: dict[str, list[Measured]] = {tool.__name__: [] for tool in TOOLS}
-        waited: dict[str, float] = {tool.__name__: 0.0 for tool in TOOLS}
-        for tool in (first, second, second, first):
-            waited[tool.__name__] += wait_idle("ceph")
-            rates, cpu_ms = tool(cluster, seconds)
-            runs[tool.__name__].append((rates, cpu_ms))
-            print(f"{label}, pair {pair + 1}: {tool.__name__}: write {rates['write']:.0f} ops/s "
-                  f"({cpu_ms['write']:.3f} ms CPU/op), read {rates['read']:.0f} ops/s "
-                  f"({cpu_ms['read']:.3f} ms CPU/op)", flush=True)
+        first, second = tools if pair % 2 == 0 else tools[::-1]
+        runs: dict[str, list[Measured]] = {tool.__name__: [] for tool in tools}
+        found["pair"]["idle_wait_s"].append(round(wait_idle("ceph"), 1))
+        cleanups: list[Cleanup] = []
+        try:
+            # back to back: a wait between runs (for the previous run's cleanup to be over)
+            # let the cluster drift further between the runs compared
+            for tool in (first, second, second, first):
+                rates, cpu_ms, cleanup = tool(cluster, seconds)
+                cleanups.append(cleanup)
+                runs[tool.__name__].append((rates, cpu_ms))
+                print(f"{label}, pair {pair + 1}: {tool.__name__}: write "
+                      f"{rates['write']:.0f} ops/s ({cpu_ms['write']:.3f} ms CPU/op), read "
+                      f"{rates['read']:.0f} ops/s ({cpu_ms['read']:.3f} ms CPU/op)", flush=True)
+        finally:
+            for cleanup in cleanups:
+                cleanup()
         for name, measured in runs.items():
             for key, value in pair_figures(measured).items():
                 found[name][key].append(value)
-            found[name]["idle_wait_s"].append(round(waited[name], 1))
     return found
 
 
@@ -158,8 +187,7 @@ def rows_of(found: dict[str, dict[str, list]], count: int, seconds: float, label
                   "rados_bench_cpu_ms_per_op": theirs[cpu_key], "cpu_ratios": cpu_ratios,
                   "cpu_ratio_median": median(cpu_ratios), "cpu_ratio_low": cpu_low,
                   "cpu_ratio_high": cpu_high, "runs_per_pair": 2,
-                  "idle_wait_s": {"faultline": ours["idle_wait_s"],
-                                  "rados_bench": theirs["idle_wait_s"]},
+                  "idle_wait_s": found["pair"]["idle_wait_s"],
                   "closed_loop": ENGINE}
         met = low >= TARGET if judged else None
         rows.append(Row(
@@ -180,12 +208,37 @@ def rows_of(found: dict[str, dict[str, list]], count: int, seconds: float, label
     return rows
 
 
+def aa_rows(found: dict[str, dict[str, list]], count: int, seconds: float,
+            label: str) -> list[Row]:
+    """The A/A check: rados bench against itself by the same pairs. Its interval is the
+    method's own spread on this machine, where no difference exists: a target band
+    narrower than it cannot be shown here, whatever the client."""
+    rows = []
+    first, second = found["rados_bench"], found["rados_bench_again"]
+    for op in ("write", "read"):
+        ratios = [a / b for a, b in zip(first[op], second[op], strict=True)]
+        low, high, coverage = median_interval(ratios, CONFIDENCE)
+        rows.append(Row(
+            "P1-ceph-aa", f"A/A: rados bench against itself, 4 KiB {op}, {label}, median of "
+            f"{count} pairs of 2 runs each (pair ratios' median {median(ratios):.3f}, "
+            f"{coverage:.2%} interval {low:.3f}-{high:.3f})", median(first[op]), "ops/s",
+            median(second[op]), "rados bench",
+            "(for information: the method's spread where there is no difference)", None, "",
+            {"first": first[op], "second": second[op], "seconds": seconds,
+             "pair_ratios": ratios, "ratio_median": median(ratios), "ratio_low": low,
+             "ratio_high": high, "coverage": coverage, "runs_per_pair": 2,
+             "idle_wait_s": found["pair"]["idle_wait_s"]}))
+    return rows
+
+
 def main() -> None:
     parser = arguments(__doc__)
-    parser.add_argument("--pairs", type=int, default=MIN_PAIRS)
+    parser.add_argument("--pairs", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--separate-only", action="store_true",
                         help="skip the for-information run sharing every CPU")
+    parser.add_argument("--aa", action="store_true",
+                        help="also rados bench against itself, client on its own CPU")
     args = parser.parse_args()
     cluster = labs.cluster("ceph")
     quiet = condition("ceph")
@@ -193,8 +246,11 @@ def main() -> None:
         label = f"{quiet}, cluster on CPU {servers}, client on CPU {client}"
         before = os.getloadavg()[0]
         found = pairs(cluster, args.pairs, args.seconds, label)
-    load = (before, os.getloadavg()[0])
-    rows = rows_of(found, args.pairs, args.seconds, label, True, "separate", load)
+        load = (before, os.getloadavg()[0])
+        rows = rows_of(found, args.pairs, args.seconds, label, True, "separate", load)
+        if args.aa:
+            found = pairs(cluster, args.pairs, args.seconds, label, AA_TOOLS)
+            rows += aa_rows(found, args.pairs, args.seconds, label)
     if not args.separate_only:
         label = f"{quiet}, cluster and client sharing every CPU"
         before = os.getloadavg()[0]

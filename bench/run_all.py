@@ -28,7 +28,7 @@ BENCHMARKS = [
     ("P6", "bench.p6_service", []),
     ("P5", "bench.p5_lab_startup", []),
     ("lab down swift", None, []),
-    ("P1-ceph", "bench.p1_ceph", []),
+    ("P1-ceph", "bench.p1_ceph", ["--aa"]),
     ("P2-ceph", "bench.p2_cpu", ["--only", "ceph"]),
     ("P3-ceph", "bench.p3_openloop", ["--only", "ceph"]),
     ("P4", "bench.p4_sampling", []),
