@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from clusters.access.inventory import Cluster, load_cluster, load_inventory
+from clusters.ceph.admin import CephAdmin
 from clusters.paths import default_inventory
 
 REPO = Path(__file__).resolve().parents[1]
@@ -23,3 +24,14 @@ def cluster(kind: str) -> Cluster:
         subprocess.run([str(REPO / ".venv" / "bin" / "faultline"), "lab", "up", kind],
                        check=True, cwd=REPO)
     return load_cluster(inventory, name)
+
+
+def ceph_not_whole(cluster: Cluster) -> str | None:
+    """Why the Ceph lab is not whole (an OSD down or out, a PG not active+clean), or None.
+    A benchmark measures the lab, not a degraded lab: an OSD that died under its load (a
+    2 GiB OSD's BlueFS ran out of space during a P1 run) leaves every PG on the others."""
+    with CephAdmin.for_cluster(cluster) as admin:
+        state = admin.state()
+    whole = (state.num_up_osds == state.num_in_osds == state.num_osds > 0
+             and state.num_pgs > 0 and state.clean_pgs == state.num_pgs)
+    return None if whole else state.summary()

@@ -41,7 +41,7 @@ from loadgen import rados_ring
 from . import labs
 from .cpus import separate_cpus
 from .load import condition, wait_idle, write_then_read_kept
-from .results import Row, arguments, median, median_interval, report
+from .results import Row, arguments, fail, median, median_interval, report
 
 IN_FLIGHT = 16
 SIZE = 4096
@@ -134,6 +134,8 @@ def pairs(cluster, count: int, seconds: float, label: str,
         first, second = tools if pair % 2 == 0 else tools[::-1]
         runs: dict[str, list[Measured]] = {tool.__name__: [] for tool in tools}
         found["pair"]["idle_wait_s"].append(round(wait_idle("ceph"), 1))
+        # each pair, and so the run, ends on a whole cluster too: the next check, or the last
+        _require_whole(cluster, f"before pair {pair + 1} ({label})")
         cleanups: list[Cleanup] = []
         try:
             # back to back: a wait between runs (for the previous run's cleanup to be over)
@@ -151,7 +153,16 @@ def pairs(cluster, count: int, seconds: float, label: str,
         for name, measured in runs.items():
             for key, value in pair_figures(measured).items():
                 found[name][key].append(value)
+    _require_whole(cluster, f"after the last pair ({label})")
     return found
+
+
+def _require_whole(cluster, when: str) -> None:
+    problem = labs.ceph_not_whole(cluster)
+    if problem:
+        fail(f"the Ceph lab is not whole {when}: {problem}. Figures of a degraded lab are "
+             "not P1's; nothing is reported (bring it back, or `faultline lab down ceph "
+             "--purge` and up)")
 
 
 def pair_figures(measured: list[Measured]) -> dict[str, float]:

@@ -1,9 +1,10 @@
 """Choose and build the driver that loads a given cluster.
 
-The API is "rados" (librados, Ceph only) or "swift" (the Swift API: OpenStack
+The API is "rados" (librados, Ceph only), "swift" (the Swift API: OpenStack
 Swift, or Ceph RGW's Swift endpoint from the inventory's client.swift_api, for
-an apples-to-apples comparison). Each driver module is imported only when it is
-chosen, so a client host that loads Swift needs no python-rados.
+an apples-to-apples comparison) or "s3" (Ceph RGW's S3 endpoint, client.s3). Each
+driver module is imported only when it is chosen, so a client host that loads Swift needs
+no python-rados.
 Credentials that are missing or unreadable raise clusters' CredentialsError.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from clusters.access.credentials import swift_credentials
+from clusters.access.credentials import s3_credentials, swift_credentials
 from clusters.access.inventory import Cluster
 
 from .exceptions import DriverError
@@ -20,11 +21,12 @@ from .workload import Workload
 
 if TYPE_CHECKING:
     from .rados_driver import RadosDriver
+    from .s3_driver import S3Driver
     from .swift_driver import SwiftDriver
 
-APIS = {"ceph": ("rados", "swift"), "swift": ("swift",)}  # the first is the kind's default
+APIS = {"ceph": ("rados", "swift", "s3"), "swift": ("swift",)}  # the first is the default
 
-# Swift workers: one thread and one keep-alive connection each. The open loop never has
+# Swift and S3 workers: one thread and one keep-alive connection each. The open loop never has
 # more than max_in_flight requests outstanding, so more workers than that would only idle.
 # 64 is the cap because the workers are blocking http.client calls sharing one GIL: past a
 # few dozen they add context switches rather than throughput, and hundreds of connections
@@ -35,7 +37,7 @@ SWIFT_MAX_WORKERS = 64
 
 
 def driver_for(cluster: Cluster, workload: Workload,
-               api: str | None = None) -> RadosDriver | SwiftDriver:
+               api: str | None = None) -> RadosDriver | SwiftDriver | S3Driver:
     if cluster.kind not in APIS:
         raise DriverError(f"no load driver for a {cluster.kind} cluster ({cluster.name})")
     valid = APIS[cluster.kind]
@@ -52,9 +54,14 @@ def driver_for(cluster: Cluster, workload: Workload,
         return RadosDriver(conf=cluster.client["conf"],
                            pool=cluster.client.get("pool", "faultline"),
                            containers=containers, keyring=cluster.client.get("keyring"))
+    # a closed loop never has more than its workers in flight
+    concurrency = min(workload.workers or workload.max_in_flight, SWIFT_MAX_WORKERS)
+    if api == "s3":
+        from .s3_driver import S3Driver
+
+        return S3Driver(s3_credentials(cluster), containers=containers,
+                        concurrency=concurrency)
     from .swift_driver import SwiftDriver
 
     return SwiftDriver(swift_credentials(cluster), containers=containers,
-                       # a closed loop never has more than its workers in flight
-                       concurrency=min(workload.workers or workload.max_in_flight,
-                                       SWIFT_MAX_WORKERS))
+                       concurrency=concurrency)

@@ -9,7 +9,7 @@ from .ledger import Entry
 from .openloop import AsyncDriver
 from .payload import PayloadSource
 
-GONE = ("ENOENT", "404")  # the object is not there: RADOS's and Swift's words for it
+GONE = ("ENOENT", "404", "404 NoSuchKey")  # not there: RADOS's, Swift's and S3's words
 
 
 @dataclass

@@ -97,25 +97,81 @@ def _check(section: dict[str, Any], where: str) -> list[str]:
     return problems
 
 
-def _key_from_file(path: Path, cluster: str) -> str:
+def _key_from_file(path: Path, cluster: str, what: str = "Swift key") -> str:
     try:
         key = path.read_text().strip()
     except (OSError, UnicodeDecodeError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
         raise CredentialsError(
-            f"cannot read the Swift key file {path} of cluster {cluster!r}: {reason}") from None
+            f"cannot read the {what} file {path} of cluster {cluster!r}: {reason}") from None
     if not key:
-        raise CredentialsError(f"the Swift key file {path} of cluster {cluster!r} is empty")
-    check_private(path, f"Swift key file of cluster {cluster!r}")
+        raise CredentialsError(f"the {what} file {path} of cluster {cluster!r} is empty")
+    check_private(path, f"{what} file of cluster {cluster!r}")
     return key
 
 
-def _key_from_env(variable: str, cluster: str) -> str:
+def _key_from_env(variable: str, cluster: str, what: str = "Swift key") -> str:
     key = os.environ.get(variable)
     if key is None:
-        raise CredentialsError(f"environment variable {variable} (the Swift key of cluster "
+        raise CredentialsError(f"environment variable {variable} (the {what} of cluster "
                                f"{cluster!r}) is not set")
     if not key.strip():
-        raise CredentialsError(f"environment variable {variable} (the Swift key of cluster "
+        raise CredentialsError(f"environment variable {variable} (the {what} of cluster "
                                f"{cluster!r}) is empty")
     return key.strip()
+
+
+# -- S3 -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class S3Credentials:
+    endpoint: str
+    access_key: str = field(repr=False)
+    secret_key: str = field(repr=False)
+    region: str = "us-east-1"  # what RGW and Swift's s3api accept unless configured
+
+
+def s3_credentials(cluster: Cluster) -> S3Credentials:
+    """A cluster's S3 endpoint and key pair (client.s3), each key read from its file or
+    variable:
+
+        client:
+          s3:
+            endpoint: http://127.0.0.1:7480
+            access_key_file: /path/s3.access_key   # or access_key_env: VARIABLE
+            secret_key_file: /path/s3.secret_key   # or secret_key_env: VARIABLE
+            region: us-east-1                      # optional
+    """
+    section = cluster.client.get("s3")
+    if section is None:
+        raise CredentialsError(
+            f"cluster {cluster.name!r} has no S3 API configured (set client.s3.endpoint and "
+            "its access_key_file and secret_key_file, or their _env forms)")
+    if not isinstance(section, dict):
+        raise CredentialsError(f"cluster {cluster.name!r}: client.s3 must be a mapping")
+    problems = []
+    endpoint = section.get("endpoint")
+    if not (isinstance(endpoint, str) and endpoint.startswith(("http://", "https://"))):
+        problems.append(f"client.s3.endpoint must be an http:// or https:// URL, "
+                        f"not {endpoint!r}")
+    region = section.get("region", "us-east-1")
+    if not isinstance(region, str) or not region:
+        problems.append(f"client.s3.region must be a name, not {region!r}")
+    for key in ("access_key", "secret_key"):
+        if key in section:
+            problems.append(f"client.s3.{key} must not hold the key itself: use "
+                            f"{key}_file or {key}_env")
+        sources = [s for s in (f"{key}_file", f"{key}_env") if section.get(s)]
+        if len(sources) != 1:
+            problems.append(f"client.s3 needs exactly one of {key}_file and {key}_env")
+    if problems:
+        raise CredentialsError(f"cluster {cluster.name!r}: " + "; ".join(problems))
+    found = {}
+    for key, what in (("access_key", "S3 access key"), ("secret_key", "S3 secret key")):
+        if section.get(f"{key}_file"):
+            found[key] = _key_from_file(Path(str(section[f"{key}_file"])).expanduser(),
+                                        cluster.name, what)
+        else:
+            found[key] = _key_from_env(str(section[f"{key}_env"]), cluster.name, what)
+    return S3Credentials(endpoint=endpoint, region=region, **found)

@@ -22,7 +22,7 @@ from .group import fail
 @click.command("calibrate")
 @click.argument("cluster")
 @click.option("--inventory", help="Inventory file (default: the lab's).")
-@click.option("--api", help="Load API: rados or swift (default: the cluster's first).")
+@click.option("--api", help="Load API: rados, swift or s3 (default: the cluster's first).")
 @click.option("--object-size", type=int, default=4096, show_default=True, help="Bytes.")
 @click.option("--object-size-max", type=int, help="Bytes; sizes are drawn up to this.")
 @click.option("--mix", default="read=80,write=15,delete=5", show_default=True,

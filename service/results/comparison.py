@@ -40,7 +40,7 @@ FULLY_REDUNDANT = (
     "object replication pass on every node that began after it; Ceph's means HEALTH_OK "
     "with all PGs active+clean and, after the restore, every OSD up and in.")
 RGW_PATH = (
-    "librados and the Swift API through RGW load the same Ceph cluster through different "
+    "librados and RGW (its Swift or S3 API) load the same Ceph cluster through different "
     "paths: RGW adds an HTTP gateway (its own threads, queues and timeouts) in front of the "
     "same OSDs, so latency and errors include the gateway's.")
 
@@ -178,7 +178,7 @@ def caveats(entries: list[dict[str, Any]]) -> list[str]:
         out.append("The runs load their clusters through different APIs ("
                    + _per_run(entries, "api") + "): latency includes different client paths, "
                    "and errors are classified differently (errno for librados, HTTP status "
-                   "for the Swift and S3 APIs).")
+                   "for the Swift API, status and error code for S3).")
         ceph_apis = {e["api"] for e in entries if e["cluster_kind"] == "ceph"}
         if "rados" in ceph_apis and len(ceph_apis) > 1:
             out.append(RGW_PATH)

@@ -41,7 +41,7 @@ def reverify(run_id: int, inventory: str | None = None) -> VerifyResult:
                              f"`faultline clean` at {run.objects_removed['at']}; there is "
                              "nothing to read back")
     cluster = load_cluster(inventory or default_inventory(), run.cluster)
-    with _connected(cluster, workload) as driver:
+    with _connected(cluster, workload, run.load_api) as driver:
         lo, hi = workload.size_range()
         return verify(driver, entries, PayloadSource(workload.seed, lo, hi))
 
@@ -63,7 +63,7 @@ def clean(run_id: int, inventory: str | None = None) -> dict[str, Any]:
     cluster = load_cluster(inventory or default_inventory(), run.cluster)
     lock = launch.lock_cluster(run.cluster)
     try:
-        with _connected(cluster, workload) as driver:
+        with _connected(cluster, workload, run.load_api) as driver:
             result = remove(driver, entries)
     finally:
         lock.release()
@@ -75,8 +75,10 @@ def clean(run_id: int, inventory: str | None = None) -> dict[str, Any]:
 
 
 @contextmanager
-def _connected(cluster, workload: Workload) -> Iterator[AsyncDriver]:
-    driver = driver_for(cluster, workload)
+def _connected(cluster, workload: Workload, api: str | None) -> Iterator[AsyncDriver]:
+    """A driver of the API the run wrote through: on Ceph, objects written through RGW are
+    not RADOS objects of those names (librados would find every one missing)."""
+    driver = driver_for(cluster, workload, api)
     driver.connect()
     try:
         yield driver

@@ -41,7 +41,7 @@ class Run(Base):
     experiment_path: Mapped[str | None] = mapped_column(Text)
     cluster: Mapped[str] = mapped_column(String(200), index=True)
     cluster_kind: Mapped[str] = mapped_column(String(20))
-    load_api: Mapped[str | None] = mapped_column(String(20))  # rados, swift
+    load_api: Mapped[str | None] = mapped_column(String(20))  # rados, swift, s3
     # queued, cancelled, running, completed, deviated, interrupted, invalid (its baseline did
     # not hold: nothing injected), failed
     status: Mapped[str] = mapped_column(String(20), default="running", index=True)
@@ -283,7 +283,7 @@ class Calibration(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     cluster: Mapped[str] = mapped_column(String(200), index=True)
     cluster_kind: Mapped[str] = mapped_column(String(20))
-    load_api: Mapped[str] = mapped_column(String(20))  # rados, swift
+    load_api: Mapped[str] = mapped_column(String(20))  # rados, swift, s3
     # the shape: object sizes, mix, containers, objects (the rate and workers do not apply)
     workload: Mapped[dict[str, Any]] = mapped_column(default=dict)
     # stage length, warm-up, the bounds of the sweep and of the knee

@@ -497,7 +497,8 @@ def test_swift_workers_are_max_in_flight_capped_at_64(keys, max_in_flight, worke
 @pytest.mark.parametrize(("cluster", "api", "message"), [
     (swift_cluster(), "rados",
      "load API 'rados' does not apply to swift cluster 'lab-swift' (valid: swift)"),
-    (ceph(), "s3", "load API 's3' is unknown for ceph cluster 'lab-ceph' (valid: rados, swift)"),
+    (ceph(), "nfs",
+     "load API 'nfs' is unknown for ceph cluster 'lab-ceph' (valid: rados, swift, s3)"),
 ])
 def test_an_api_that_does_not_fit_the_cluster_names_the_valid_ones(cluster, api, message):
     with pytest.raises(DriverError) as raised:

@@ -1,0 +1,110 @@
+"""The S3 API driver: Ceph RGW (and Swift's s3api) over HTTP keep-alive, path-style.
+
+The worker pool, the queue and the error classes are loadgen/http_driver.py's; each
+request is signed with Signature V4 by botocore's own signer (botocore.auth.S3SigV4Auth),
+not by a boto3 client: a client retries, pools and parses through its event system at
+several times the CPU per operation, and the load must see each failure exactly once.
+Over plain HTTP the payload is signed too (its SHA-256), as botocore does.
+
+An S3 error's class is its HTTP status and the error code of its XML body
+("404 NoSuchKey", "503 SlowDown"); a HEAD has no body: its status alone.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import quote
+
+from botocore.auth import S3SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials
+
+from clusters.access.credentials import S3Credentials
+
+from .exceptions import DriverError
+from .http_driver import HttpDriver, Request
+from .swift_http import Connection, Endpoint, Response, describe, status_class
+
+_CODE = re.compile(rb"<Code>([A-Za-z0-9.]{1,64})</Code>")
+# a bucket name S3 accepts (path style): 3-63 of lowercase letters, digits, dots, hyphens
+_BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+
+
+def error_class(status: int, body: bytes) -> str | None:
+    """None for a 2xx; else the status, and the S3 error code if the body names one."""
+    error = status_class(status)
+    if error is None:
+        return None
+    code = _CODE.search(body[:4096])
+    return f"{error} {code.group(1).decode()}" if code else error
+
+
+class S3Driver(HttpDriver):
+    """Asynchronous S3 operations on a fixed pool of keep-alive workers."""
+
+    api_name = "S3"
+
+    def __init__(self, credentials: S3Credentials, containers: list[str],
+                 concurrency: int = 32, connect_timeout_s: float = 10.0,
+                 read_timeout_s: float = 30.0):
+        bad = [c for c in containers if not _BUCKET.match(c) or ".." in c]
+        if bad:
+            raise DriverError(f"S3 refuses the bucket name {bad[0]!r}: 3 to 63 lowercase "
+                              "letters, digits, dots or hyphens")
+        super().__init__(containers, concurrency, connect_timeout_s, read_timeout_s)
+        try:
+            self.endpoint = Endpoint.parse(credentials.endpoint)
+        except ValueError as exc:
+            raise DriverError(f"unusable S3 endpoint: {exc}") from None
+        self._signer = S3SigV4Auth(
+            Credentials(credentials.access_key, credentials.secret_key), "s3",
+            credentials.region)
+
+    def connect(self) -> None:
+        """Check the key pair and create the buckets; raise DriverError on any failure."""
+        self._check_connectable()
+        self.check_access()
+        conn = self._new_connection()
+        try:
+            for bucket in self.containers:
+                response = self._request(conn, "PUT", bucket, None, b"")
+                error = error_class(response.status, response.body)
+                if error and error != "409 BucketAlreadyOwnedByYou":
+                    raise DriverError(f"cannot create bucket {bucket!r} at "
+                                      f"{self.endpoint.url}: {error}")
+        finally:
+            conn.close()
+        self._start_workers()
+
+    def check_access(self) -> None:
+        """List the buckets (changes nothing); DriverError if refused or unreachable."""
+        conn = self._new_connection()
+        try:
+            response = self._request(conn, "GET", None, None, None)
+        except Exception as exc:
+            raise DriverError(f"cannot reach S3 at {self.endpoint.url}: "
+                              f"{describe(exc)}") from None
+        finally:
+            conn.close()
+        error = error_class(response.status, response.body)
+        if error:
+            raise DriverError(f"S3 at {self.endpoint.url} refused the key pair: {error}")
+
+    def _error_of(self, response: Response) -> str | None:
+        return error_class(response.status, response.body)
+
+    def _send(self, conn: Connection, request: Request) -> Response:
+        return self._request(conn, request.method, request.container, request.name,
+                             request.body)
+
+    def _request(self, conn: Connection, method: str, bucket: str | None, key: str | None,
+                 body: bytes | None) -> Response:
+        path = self.endpoint.path.rstrip("/") + "/"
+        if bucket is not None:
+            path += quote(bucket, safe="") + ("" if key is None else "/" + quote(key))
+        signed = AWSRequest(method=method, url=self._base_url(path), data=body or b"")
+        self._signer.add_auth(signed)
+        return conn.request(self.endpoint, method, path, dict(signed.headers.items()), body)
+
+    def _base_url(self, path: str) -> str:
+        return f"{self.endpoint.scheme}://{self.endpoint.host}:{self.endpoint.port}{path}"
