@@ -13,7 +13,6 @@ An S3 error's class is its HTTP status and the error code of its XML body
 from __future__ import annotations
 
 import re
-from urllib.parse import quote
 
 from botocore.auth import S3SigV4Auth
 from botocore.awsrequest import AWSRequest
@@ -99,9 +98,7 @@ class S3Driver(HttpDriver):
 
     def _request(self, conn: Connection, method: str, bucket: str | None, key: str | None,
                  body: bytes | None) -> Response:
-        path = self.endpoint.path.rstrip("/") + "/"
-        if bucket is not None:
-            path += quote(bucket, safe="") + ("" if key is None else "/" + quote(key))
+        path = self.endpoint.path if bucket is None else self.endpoint.path_to(bucket, key)
         signed = AWSRequest(method=method, url=self._base_url(path), data=body or b"")
         self._signer.add_auth(signed)
         return conn.request(self.endpoint, method, path, dict(signed.headers.items()), body)

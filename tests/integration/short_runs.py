@@ -4,6 +4,7 @@ but not a real fault: a light load, a short baseline, activities that only hold 
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -52,3 +53,12 @@ def shortened(source: Path, directory: Path, *, fault_hold_s: float | None = Non
     path = directory / source.name
     path.write_text(json.dumps(experiment))
     return path
+
+
+def stock_chaos_run(experiment: Path, env: dict, cwd: Path) -> subprocess.CompletedProcess:
+    """The stock Chaos Toolkit CLI on an experiment file, rollbacks always, its journal in
+    `cwd`."""
+    return subprocess.run(
+        ["chaos", "--no-version-check", "run", "--rollback-strategy", "always",
+         "--journal-path", str(cwd / "journal.json"), str(experiment)],
+        env=env, cwd=cwd, capture_output=True, text=True, timeout=900)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import rados
 from cleaning import assert_cleaned
-from short_runs import shortened
+from short_runs import shortened, stock_chaos_run
 from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
 
@@ -59,10 +59,7 @@ def _assert_all_osds_back(cluster) -> None:
 @pytest.mark.full  # `chaos run` is tested on Swift in make test; the kill by faultline run
 def test_stock_chaos_run_records_an_osd_kill(ceph_cluster, database_url, env, tmp_path):
     # The experiment file runs unchanged under the stock Chaos Toolkit CLI.
-    done = subprocess.run(
-        ["chaos", "--no-version-check", "run", "--rollback-strategy", "always",
-"--journal-path", str(tmp_path / "journal.json"), str(EXPERIMENT)],
-        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=900)
+    done = stock_chaos_run(EXPERIMENT, env, tmp_path)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     run = _latest_run(database_url)
     _assert_recorded_osd_kill(run)

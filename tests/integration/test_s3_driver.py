@@ -15,7 +15,7 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
 from cleaning import clean
-from short_runs import shortened
+from short_runs import shortened, stock_chaos_run
 from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
 
@@ -187,10 +187,7 @@ def test_faultline_run_kills_an_osd_under_an_s3_load_and_loses_nothing(
 @pytest.mark.full  # the same experiment as above, under the stock CLI
 def test_stock_chaos_run_kills_an_osd_under_an_s3_load(ceph_cluster, database_url, env,
                                                        tmp_path):
-    done = subprocess.run(
-        ["chaos", "--no-version-check", "run", "--rollback-strategy", "always",
-         "--journal-path", str(tmp_path / "journal.json"), str(EXPERIMENT)],
-        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=900)
+    done = stock_chaos_run(EXPERIMENT, env, tmp_path)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     run = _latest_run(database_url)
     _assert_recorded_s3_osd_kill(run)

@@ -3,12 +3,11 @@ check what was recorded in PostgreSQL."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 from cleaning import assert_cleaned
-from short_runs import shortened
+from short_runs import shortened, stock_chaos_run
 from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
 
@@ -27,11 +26,7 @@ def test_stock_chaos_run_records_an_object_server_kill(swift_cluster, database_u
     # tail: the full redundancy after the restore is judged on the observer's views within
     # the run, and a 3 s tail ended a clean-clone run (3f0e4e4) before one came
     experiment = shortened(EXPERIMENT, tmp_path, fault_hold_s=15)
-    done = subprocess.run(
-        ["chaos", "--no-version-check", "run", "--rollback-strategy", "always",
-         "--journal-path", str(tmp_path / "journal.json"), str(experiment)],
-        env={**env, "FAULTLINE_CLUSTER": "lab-swift"}, cwd=tmp_path, capture_output=True,
-        text=True, timeout=900)
+    done = stock_chaos_run(experiment, {**env, "FAULTLINE_CLUSTER": "lab-swift"}, tmp_path)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
 
     with Session(create_engine(database_url)) as session:
