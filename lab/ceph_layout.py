@@ -87,6 +87,10 @@ osd_recovery_sleep_hybrid = 0
 # four ~94 MiB PGs together, went full and blocked writes (519 client timeouts); with 1
 # it stops at backfillfull. At 75% fill it still overruns its 2 GiB and aborts (ENOSPC).
 osd_max_backfills = 1
+# RocksDB's memtables (4 x 256 MiB) and WAL (1 GiB) are sized for OSDs of terabytes: on the
+# lab's 2 GiB OSDs a churn of 4 KiB objects (deferred writes, as BlueStore takes a loop
+# device for an HDD) grew BlueFS to 1.9 GiB and both zone1 OSDs aborted (bluefs enospc)
+bluestore_rocksdb_options_annex = write_buffer_size=33554432,max_total_wal_size=134217728
 """
 
 
