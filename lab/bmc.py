@@ -20,6 +20,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from clusters.access.private_files import write_private
+
 from . import procs
 from .exceptions import LabError
 
@@ -82,17 +84,6 @@ def ensure_password(path: Path) -> str:
     with os.fdopen(fd, "w") as out:
         out.write(secrets.token_hex(8))
     return path.read_text().strip()
-
-
-def write_private(path: Path, text: str) -> None:
-    """Write `path` as a new 0600 file (made with that mode, never chmodded after: no moment
-    when others could read it), then renamed over the old one, whatever the old one's mode."""
-    partial = path.with_name(f".{path.name}.partial")
-    partial.unlink(missing_ok=True)
-    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as out:
-        out.write(text)
-    os.replace(partial, path)
 
 
 def lan_conf_text(bmc: Bmc, password: str, hook: list[str]) -> str:

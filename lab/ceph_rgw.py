@@ -13,13 +13,13 @@ API round trip (auth v1, PUT container, PUT/GET/DELETE object) over plain HTTP.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from clusters.access.private_files import write_private
 from clusters.polling import poll_until
 
 from . import swift_api
@@ -126,12 +126,7 @@ def _write_secret(path: Path, value: str) -> None:
             return
     except FileNotFoundError:
         pass
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.unlink(missing_ok=True)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as out:
-        out.write(value + "\n")
-    tmp.replace(path)
+    write_private(path, value + "\n")
 
 
 def _read_secret(path: Path) -> str | None:

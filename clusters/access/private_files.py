@@ -1,4 +1,7 @@
-"""Files named in the inventory that hold a secret (SSH keys, BMC passwords) must be the
+"""Files that hold a secret (SSH keys, BMC passwords, API keys): written private from their
+first byte (write_private), and checked before use (check_private).
+
+Files named in the inventory that hold a secret must be the
 user's own and private: no group or other permission bits, owned by the user Faultline
 runs as (or root). A key another account can read is that account's key too; one it can
 change lets it swap the key. Checked each time the file is used, so a file that changed
@@ -37,3 +40,14 @@ def check_private(path: str | Path, what: str) -> None:
         raise InsecureSecretFile(
             f"refusing the {what} {path}: it belongs to uid {info.st_uid}, not to uid "
             f"{os.geteuid()} that runs Faultline (nor root); `chown` it")
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write `path` as a new 0600 file (made with that mode, never chmodded after: no moment
+    when others could read it), then renamed over the old one, whatever the old one's mode."""
+    partial = path.with_name(f".{path.name}.partial")
+    partial.unlink(missing_ok=True)
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(text)
+    os.replace(partial, path)

@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from clusters.access import private_files
 from clusters.access.inventory import Node, SshAccess, parse_inventory
+from clusters.access.private_files import write_private
 from clusters.access.ssh import NodeShell
 from clusters.discovery.rings import read_rings
 from clusters.exceptions import (
@@ -30,7 +32,6 @@ from clusters.exceptions import (
 from clusters.faults import power
 from clusters.swift.ring import read_ring_facts
 from clusters.swift.ring_edit import edit_rings
-from lab import bmc
 
 
 def _key(tmp_path: Path, mode: int) -> Path:
@@ -139,17 +140,17 @@ def test_a_bmc_password_file_others_can_read_is_refused_before_ipmitool_runs(tmp
     assert ran == []
 
 
-def test_the_lan_conf_is_created_private_and_never_chmodded(tmp_path, monkeypatch):
+def test_a_secret_file_is_created_private_and_never_chmodded(tmp_path, monkeypatch):
     path = tmp_path / "lan.conf"
     path.write_text("an older, world-readable copy\n")
     path.chmod(0o644)
     opened, chmodded = [], []
     real_open = os.open
-    monkeypatch.setattr(bmc.os, "open", lambda p, flags, mode=0o777: (
+    monkeypatch.setattr(private_files.os, "open", lambda p, flags, mode=0o777: (
         opened.append((Path(p).name, mode)), real_open(p, flags, mode))[1])
     monkeypatch.setattr(Path, "chmod", lambda self, mode: chmodded.append(self))
 
-    bmc.write_private(path, 'user 2 true "admin" "s3cret" admin 10 md5\n')
+    write_private(path, 'user 2 true "admin" "s3cret" admin 10 md5\n')
 
     assert opened == [(".lan.conf.partial", 0o600)]
     assert chmodded == []
