@@ -185,7 +185,11 @@ def inventory_spec(lab: SwiftLab) -> dict[str, Any]:
         "services": services,
         "client": {"auth_url": lab.auth_url, "user": AUTH_USER, "key_file": str(lab.key_file),
                    "swift_dir": str(lab.etc), "swift_conf": str(lab.swift_conf),
-                   "ports": dict(SERVER_PORTS)},
+                   "ports": dict(SERVER_PORTS),
+                   "s3": {"endpoint": f"http://{PROXY_ADDRESS}:{PROXY_PORT}",
+                          "access_key_file": str(lab.s3_access_key_file),
+                          "secret_key_file": str(lab.s3_secret_key_file),
+                          "region": swift_layout.S3_REGION}},
     }
 
 

@@ -1,6 +1,6 @@
 """Where one Swift lab lives and how it is configured: paths, names, ports, config files.
 
-Layout: the proxy (tempauth, healthcheck, memcache) and memcached in the root
+Layout: the proxy (tempauth, s3api, healthcheck, memcache) and memcached in the root
 namespace on 127.0.0.1; four storage nodes flswift1..4 at 10.78.0.11-14 on
 their own bridge, each with one loop-mounted XFS device `dK`, account,
 container and object servers (pipeline healthcheck + recon + server), their
@@ -19,6 +19,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from clusters.access.private_files import write_private
 from clusters.paths import state_dir
 
 from . import netns, zones
@@ -43,6 +44,7 @@ REPLICAS = 3
 DISK_UNIT_BYTES = 512 * 1024**2  # times zones.capacity_units of the node
 AUTH_USER = "test:tester"
 AUTH_KEY = "testing"  # tempauth needs it in the proxy config; lab only
+S3_REGION = "us-east-1"  # s3api's default location, which Signature V4 signs
 # background daemons of each server type (the reaper only matters for deleted accounts)
 DAEMONS = {
     "object": ("object-replicator", "object-updater", "object-auditor"),
@@ -99,6 +101,14 @@ class SwiftLab(LabHome):
     @property
     def key_file(self) -> Path:
         return self.etc / "tester.key"
+
+    @property
+    def s3_access_key_file(self) -> Path:
+        return self.etc / "tester.s3_access_key"
+
+    @property
+    def s3_secret_key_file(self) -> Path:
+        return self.etc / "tester.s3_secret_key"
 
     def device(self, node: netns.LabNode) -> str:
         return f"d{node.index}"
@@ -203,7 +213,7 @@ def _common(lab: SwiftLab) -> str:
 
 PROXY_PIPELINE = " ".join([
     "catch_errors", "gatekeeper", "healthcheck", "proxy-logging", "cache", "listing_formats",
-    "tempauth", "copy", "slo", "dlo", "proxy-logging", "proxy-server"])
+    "s3api", "tempauth", "copy", "slo", "dlo", "proxy-logging", "proxy-server"])
 
 
 def proxy_conf_text(lab: SwiftLab) -> str:
@@ -225,6 +235,12 @@ account_autocreate = true
 allow_account_management = true
 conn_timeout = 0.5
 node_timeout = 10
+
+# S3 on the same proxy, path-style; its access key is tempauth's account:user and its
+# secret that user's key. Placed after cache and before tempauth, as s3api requires
+[filter:s3api]
+use = egg:swift#s3api
+location = {S3_REGION}
 
 [filter:tempauth]
 use = egg:swift#tempauth
@@ -338,5 +354,6 @@ def write_configs(lab: SwiftLab) -> None:
             lab.server_conf(server_type, node).write_text(
                 server_conf_text(lab, server_type, node))
         lab.rsyncd_conf(node).write_text(rsyncd_conf_text(lab, node))
-    lab.key_file.write_text(AUTH_KEY + "\n")
-    lab.key_file.chmod(0o600)
+    write_private(lab.key_file, AUTH_KEY + "\n")
+    write_private(lab.s3_access_key_file, AUTH_USER + "\n")
+    write_private(lab.s3_secret_key_file, AUTH_KEY + "\n")

@@ -2,7 +2,8 @@
 
 The API is "rados" (librados, Ceph only), "swift" (the Swift API: OpenStack
 Swift, or Ceph RGW's Swift endpoint from the inventory's client.swift_api, for
-an apples-to-apples comparison) or "s3" (Ceph RGW's S3 endpoint, client.s3). Each
+an apples-to-apples comparison) or "s3" (client.s3: Ceph RGW's S3 endpoint, or Swift's
+proxy with s3api). Each
 driver module is imported only when it is chosen, so a client host that loads Swift needs
 no python-rados.
 Credentials that are missing or unreadable raise clusters' CredentialsError.
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from .s3_driver import S3Driver
     from .swift_driver import SwiftDriver
 
-APIS = {"ceph": ("rados", "swift", "s3"), "swift": ("swift",)}  # the first is the default
+APIS = {"ceph": ("rados", "swift", "s3"), "swift": ("swift", "s3")}  # the first is the default
 
 # Swift and S3 workers: one thread and one keep-alive connection each. The open loop never has
 # more than max_in_flight requests outstanding, so more workers than that would only idle.

@@ -68,6 +68,11 @@ class S3Driver(HttpDriver):
             for bucket in self.containers:
                 response = self._request(conn, "PUT", bucket, None, b"")
                 error = error_class(response.status, response.body)
+                # RGW says a bucket of ours exists with BucketAlreadyOwnedByYou; Swift's
+                # s3api says BucketAlreadyExists, as S3 does of another account's bucket,
+                # which this key pair could not then read
+                if error == "409 BucketAlreadyExists" and self._readable(conn, bucket):
+                    continue
                 if error and error != "409 BucketAlreadyOwnedByYou":
                     raise DriverError(f"cannot create bucket {bucket!r} at "
                                       f"{self.endpoint.url}: {error}")
@@ -88,6 +93,10 @@ class S3Driver(HttpDriver):
         error = error_class(response.status, response.body)
         if error:
             raise DriverError(f"S3 at {self.endpoint.url} refused the key pair: {error}")
+
+    def _readable(self, conn: Connection, bucket: str) -> bool:
+        response = self._request(conn, "HEAD", bucket, None, None)
+        return response.status == 200
 
     def _error_of(self, response: Response) -> str | None:
         return error_class(response.status, response.body)

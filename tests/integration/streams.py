@@ -35,7 +35,8 @@ SIDE_MODULES = frozenset({
     "test_api_auth", "test_api_openapi", "test_api_experiments", "test_compare_web",
     "test_dashboard_pages", "test_dashboard_charts", "test_dashboard_schedules",
     "test_auth_web", "test_hostile_sessions"})
-SIDE_PARAMETRIZED = frozenset({"test_fault_catalogue", "test_fault_catalogue_corruption"})
+SIDE_PARAMETRIZED = frozenset({"test_fault_catalogue", "test_fault_catalogue_corruption",
+                               "test_s3_driver"})
 
 
 def _swift_case(item: pytest.Item) -> bool:

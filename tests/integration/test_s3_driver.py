@@ -1,7 +1,8 @@
-"""The S3 driver on the Ceph lab's RGW: objects round-trip with their bytes, every failure is
-classed by its status and S3 code, a wrong key pair is one error that creates nothing, and
-the catalogue's OSD kill under an S3 load runs from `faultline run` and the stock
-`chaos run`, with its figures and nothing lost."""
+"""The S3 driver on the Ceph lab's RGW and on the Swift lab's proxy (s3api): objects
+round-trip with their bytes, every failure is classed by its status and S3 code, a wrong key
+pair is one error that creates nothing, and the catalogue's kill of one storage process
+under an S3 load (an OSD, an object server) runs from `faultline run` and the stock
+`chaos run`, with its figures and nothing lost. The Swift cases run in the side stream."""
 
 from __future__ import annotations
 
@@ -26,9 +27,33 @@ from loadgen.s3_driver import S3Driver
 from service.store.models import LedgerEntry, Run
 
 REPO = Path(__file__).resolve().parents[2]
-EXPERIMENT = REPO / "experiments" / "ceph-s3-kill-osd.json"
+EXPERIMENTS = {"ceph": REPO / "experiments" / "ceph-s3-kill-osd.json",
+               "swift": REPO / "experiments" / "swift-s3-kill-object-server.json"}
 
 pytestmark = pytest.mark.lab
+
+
+@pytest.fixture(params=["ceph", "swift"])
+def system(request) -> str:
+    return request.param
+
+
+# the test's short phases, as each system's own kill test has them: Swift's full redundancy
+# after the restore is judged on the observer's views within the run, so its tail stays
+SHORT = {"ceph": {"tail_s": 3}, "swift": {"fault_hold_s": 15}}
+
+
+@pytest.fixture
+def cluster(system, request):
+    """The system's lab (by name: tests/integration/streams.py sends the Swift cases to the
+    side stream)."""
+    return request.getfixturevalue(f"{system}_cluster")
+
+
+@pytest.fixture
+def cluster_env(cluster, env):
+    """`env`, with the experiments' cluster variable naming this system's lab."""
+    return {**env, "FAULTLINE_CLUSTER": cluster.name}
 
 
 class Outcomes:
@@ -60,11 +85,11 @@ def _client(credentials: S3Credentials):
 
 
 @pytest.fixture
-def bucket(ceph_cluster):
+def bucket(cluster):
     """A fresh bucket name; the bucket and whatever is left in it are removed after."""
     name = f"fl-s3-test-{uuid.uuid4().hex[:8]}"
     yield name
-    client = _client(s3_credentials(ceph_cluster))
+    client = _client(s3_credentials(cluster))
     try:
         for item in client.list_objects_v2(Bucket=name).get("Contents", []):
             client.delete_object(Bucket=name, Key=item["Key"])
@@ -87,8 +112,8 @@ def _run(driver: S3Driver, op: str, names: list[str], payloads: PayloadSource) -
     return outcomes.wait()
 
 
-def test_objects_round_trip_and_each_failure_is_classed(ceph_cluster, bucket):
-    credentials = s3_credentials(ceph_cluster)
+def test_objects_round_trip_and_each_failure_is_classed(cluster, bucket):
+    credentials = s3_credentials(cluster)
     payloads = PayloadSource(7, 4096, 4096)
     names = [f"obj-{i}" for i in range(20)]
     driver = S3Driver(credentials, [bucket], concurrency=4)
@@ -99,7 +124,7 @@ def test_objects_round_trip_and_each_failure_is_classed(ceph_cluster, bucket):
         read = _run(driver, "read", [*names, "never-written"], payloads)
         assert all(read[n][0] and read[n][3] == payloads.content(n) for n in names)
         assert read["never-written"][:3] == (False, 0, "404 NoSuchKey")
-        # what RGW itself lists is what was acknowledged
+        # what the server itself lists is what was acknowledged
         listed = _client(credentials).list_objects_v2(Bucket=bucket)["Contents"]
         assert sorted(o["Key"] for o in listed) == sorted(names)
         deleted = _run(driver, "delete", names, payloads)
@@ -114,8 +139,8 @@ def test_objects_round_trip_and_each_failure_is_classed(ceph_cluster, bucket):
     again.close()
 
 
-def test_a_wrong_secret_is_one_error_and_creates_nothing(ceph_cluster, bucket):
-    good = s3_credentials(ceph_cluster)
+def test_a_wrong_secret_is_one_error_and_creates_nothing(cluster, bucket):
+    good = s3_credentials(cluster)
     wrong = S3Credentials(good.endpoint, good.access_key, "not-the-secret")
     with pytest.raises(DriverError) as refused:
         S3Driver(wrong, [bucket]).check_access()
@@ -136,7 +161,7 @@ def _latest_run(url: str) -> Run:
         return session.execute(select(Run).order_by(Run.id.desc()).limit(1)).scalar_one()
 
 
-def _assert_recorded_s3_osd_kill(run: Run) -> None:
+def _assert_recorded_s3_kill(run: Run) -> None:
     f = run.figures
     assert run.status == "completed", (run.status, run.error)
     assert run.load_api == "s3"
@@ -147,37 +172,37 @@ def _assert_recorded_s3_osd_kill(run: Run) -> None:
     assert f["verified_objects"] > 0
 
 
-def test_faultline_run_kills_an_osd_under_an_s3_load_and_loses_nothing(
-        ceph_cluster, database_url, env, tmp_path):
-    experiment = shortened(EXPERIMENT, tmp_path, tail_s=3)
+def test_faultline_run_kills_a_storage_process_under_an_s3_load_and_loses_nothing(
+        system, cluster, database_url, cluster_env, tmp_path):
+    env = cluster_env
+    experiment = shortened(EXPERIMENTS[system], tmp_path, **SHORT[system])
     done = subprocess.run(["faultline", "run", str(experiment)], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "lost objects                 0" in done.stdout
     run = _latest_run(database_url)
-    _assert_recorded_s3_osd_kill(run)
+    _assert_recorded_s3_kill(run)
 
     # verify and clean go through the run's own API: delete one acknowledged object behind
-    # the ledger's back, through S3; verify finds exactly it missing (librados would have
-    # found every one missing, and clean deleted none)
+    # the ledger's back, through S3; verify finds exactly it missing (on Ceph, librados
+    # would have found every one missing, and clean deleted none)
     with Session(create_engine(database_url)) as session:
         victim = session.execute(select(LedgerEntry).where(LedgerEntry.run_id == run.id)
                                  .limit(1)).scalar_one()
-    _client(s3_credentials(ceph_cluster)).delete_object(Bucket=victim.container,
-                                                        Key=victim.name)
+    _client(s3_credentials(cluster)).delete_object(Bucket=victim.container, Key=victim.name)
     audit = subprocess.run(["faultline", "verify", str(run.id), "--json"], env=env,
                            capture_output=True, text=True, timeout=300)
     assert audit.returncode == 1, audit.stdout + audit.stderr
     assert f"{victim.container}/{victim.name}" in audit.stdout
     assert '"lost_objects": 1' in audit.stdout
     # S3's DELETE answers 204 whether or not the object was there: the lost one counts as
-    # deleted; what matters is that the run's objects left RGW
+    # deleted; what matters is that the run's objects left the cluster
     cleaned = clean(run.id, env)
     assert (cleaned["deleted"], cleaned["failed"]) == (cleaned["objects"], 0), cleaned
     with Session(create_engine(database_url)) as session:
         entries = session.execute(select(LedgerEntry).where(LedgerEntry.run_id == run.id)
                                   ).scalars().all()
-    s3 = _client(s3_credentials(ceph_cluster))
+    s3 = _client(s3_credentials(cluster))
     for entry in entries[:20]:
         with pytest.raises(ClientError) as gone:
             s3.head_object(Bucket=entry.container, Key=entry.name)
@@ -185,11 +210,13 @@ def test_faultline_run_kills_an_osd_under_an_s3_load_and_loses_nothing(
 
 
 @pytest.mark.full  # the same experiment as above, under the stock CLI
-def test_stock_chaos_run_kills_an_osd_under_an_s3_load(ceph_cluster, database_url, env,
-                                                       tmp_path):
-    done = stock_chaos_run(EXPERIMENT, env, tmp_path)
+def test_stock_chaos_run_kills_a_storage_process_under_an_s3_load(system, cluster,
+                                                                  database_url, cluster_env,
+                                                                  tmp_path):
+    env = cluster_env
+    done = stock_chaos_run(EXPERIMENTS[system], env, tmp_path)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     run = _latest_run(database_url)
-    _assert_recorded_s3_osd_kill(run)
-    cleaned = clean(run.id, env)  # its objects leave RGW
+    _assert_recorded_s3_kill(run)
+    cleaned = clean(run.id, env)  # its objects leave the cluster
     assert (cleaned["deleted"], cleaned["failed"]) == (cleaned["objects"], 0), cleaned

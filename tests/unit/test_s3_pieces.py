@@ -86,11 +86,16 @@ def test_a_cluster_without_s3_or_with_an_unreadable_key_says_so(tmp_path, key_fi
         s3_credentials(_cluster(endpoint=ENDPOINT, **key_files))
 
 
-def test_s3_is_a_load_api_of_ceph_and_not_yet_of_swift(key_files):
+@pytest.mark.parametrize("kind", ["ceph", "swift"])
+def test_s3_is_a_load_api_of_both_systems(key_files, kind):
     workload = parse_workload({"containers": 2, "objects_per_container": 10,
                                "object_size": 4096, "mix": {"read": 100}, "rate": 10})
-    driver = driver_for(_cluster(endpoint=ENDPOINT, **key_files), workload, "s3")
+    driver = driver_for(_cluster(kind, endpoint=ENDPOINT, **key_files), workload, "s3")
     assert isinstance(driver, S3Driver) and driver.containers == ["faultline-000",
                                                                   "faultline-001"]
-    with pytest.raises(DriverError, match="'s3' does not apply to swift cluster"):
+
+
+def test_a_swift_cluster_without_client_s3_says_so(key_files):
+    workload = parse_workload({"mix": {"read": 100}, "rate": 10})
+    with pytest.raises(CredentialsError, match="has no S3 API configured"):
         driver_for(_cluster("swift"), workload, "s3")

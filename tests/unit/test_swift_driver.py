@@ -496,7 +496,7 @@ def test_swift_workers_are_max_in_flight_capped_at_64(keys, max_in_flight, worke
 
 @pytest.mark.parametrize(("cluster", "api", "message"), [
     (swift_cluster(), "rados",
-     "load API 'rados' does not apply to swift cluster 'lab-swift' (valid: swift)"),
+     "load API 'rados' does not apply to swift cluster 'lab-swift' (valid: swift, s3)"),
     (ceph(), "nfs",
      "load API 'nfs' is unknown for ceph cluster 'lab-ceph' (valid: rados, swift, s3)"),
 ])
