@@ -213,3 +213,22 @@ def _closed_phase(driver, workload, ledger, payloads, tag) -> float:
     if errors:
         raise RuntimeError(f"{errors} errors in Faultline's {workload.mix} phase")
     return sum(s.ops for s in samples) / elapsed
+
+
+def run_threads(work, conns, seconds: float | None) -> float:
+    """Run work(i, conn, end) on one thread per connection; its total per second."""
+    counts = [0] * len(conns)
+    start = threading.Barrier(len(conns) + 1)
+
+    def run(i: int) -> None:
+        start.wait()
+        counts[i] = work(i, conns[i], started + seconds if seconds else None)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(conns))]
+    for thread in threads:
+        thread.start()
+    started = time.monotonic()
+    start.wait()
+    for thread in threads:
+        thread.join()
+    return sum(counts) / (time.monotonic() - started)

@@ -3,15 +3,13 @@ librados driver against `rados bench -t 16 -b 4096` (write, then rand), in the s
 Target: >= 0.95x rados bench's ops/s for both operations, and client CPU per operation
 <= 1.3x rados bench's.
 
-A ratio is judged per pair. A pair runs each tool twice, A B B A (the next pair B A A B),
-back to back on a cluster first let go idle (bench.load.wait_idle), and deletes what its
-four runs wrote only after them: a cleanup and a wait between the runs compared would let
-the cluster drift further between them. A drift over the pair then weighs on both tools
-alike. The pair's ratio is its two runs' ops over the other tool's two (CPU: its CPU per op
-over the other's); the row gives the median of the pairs' ratios with an exact
-order-statistic interval for it (results.median_interval; 8 pairs: the 2nd to the 7th,
-which covers the median with 93%), and "met" asks the interval's unfavourable end, not the
-median, to clear the target. At least 5 pairs for a verdict.
+A ratio is judged per pair (bench/pairs.py): each tool runs twice, A B B A (the next pair
+B A A B), back to back, on a whole cluster (every OSD up and in, every PG active+clean,
+before each pair and after the last). The pair's ratio is its two runs' ops over the other
+tool's two (CPU: its CPU per op over the other's); the row gives the median of the pairs'
+ratios with an exact order-statistic interval for it (results.median_interval; 8 pairs: the
+2nd to the 7th, which covers the median with 93%), and "met" asks the interval's
+unfavourable end, not the median, to clear the target. At least 5 pairs for a verdict.
 
 `--aa` adds the A/A check: rados bench against itself by the same pairs. Its interval is
 what the method gives where there is no difference, on this machine, at this moment; a
@@ -34,13 +32,13 @@ import re
 import resource
 import subprocess
 import time
-from collections.abc import Callable
 
 from loadgen import rados_ring
 
 from . import labs
 from .cpus import separate_cpus
-from .load import condition, wait_idle, write_then_read_kept
+from .load import condition, write_then_read_kept
+from .pairs import Cleanup, Tool, pairs
 from .results import Row, arguments, fail, median, median_interval, report
 
 IN_FLIGHT = 16
@@ -52,9 +50,6 @@ CONFIDENCE = 0.9
 ENGINE = ("librados' C path (loadgen/rados_ring.c)" if rados_ring.available()
           else "python-rados (loadgen/rados_ring.c is not built)")
 
-
-Measured = tuple[dict[str, float], dict[str, float]]  # ops/s, client CPU ms per op
-Cleanup = Callable[[], None]  # deletes what a run wrote
 
 
 def faultline(cluster, seconds: float) -> tuple[dict[str, float], dict[str, float], Cleanup]:
@@ -117,44 +112,14 @@ def _iops(command: list[str]) -> float:
     return float(found.group(1))
 
 
-Tool = Callable[..., tuple[dict[str, float], dict[str, float], Cleanup]]
 TOOLS: tuple[Tool, Tool] = (faultline, rados_bench)
 AA_TOOLS: tuple[Tool, Tool] = (rados_bench, rados_bench_again)
 
 
-def pairs(cluster, count: int, seconds: float, label: str,
-          tools: tuple[Tool, Tool] = TOOLS) -> dict[str, dict[str, list]]:
-    """Each tool's ops/s and CPU per op of each operation, per pair (its two runs'), and the
-    wait for an idle cluster before each pair."""
-    keys = ("write", "read", "write_cpu_ms", "read_cpu_ms")
-    found: dict[str, dict[str, list]] = {tool.__name__: {key: [] for key in keys}
-                                         for tool in tools}
-    found["pair"] = {"idle_wait_s": []}
-    for pair in range(count):  # A B B A, then B A A B: neither always runs first or last
-        first, second = tools if pair % 2 == 0 else tools[::-1]
-        runs: dict[str, list[Measured]] = {tool.__name__: [] for tool in tools}
-        found["pair"]["idle_wait_s"].append(round(wait_idle("ceph"), 1))
-        # each pair, and so the run, ends on a whole cluster too: the next check, or the last
-        _require_whole(cluster, f"before pair {pair + 1} ({label})")
-        cleanups: list[Cleanup] = []
-        try:
-            # back to back: a wait between runs (for the previous run's cleanup to be over)
-            # let the cluster drift further between the runs compared
-            for tool in (first, second, second, first):
-                rates, cpu_ms, cleanup = tool(cluster, seconds)
-                cleanups.append(cleanup)
-                runs[tool.__name__].append((rates, cpu_ms))
-                print(f"{label}, pair {pair + 1}: {tool.__name__}: write "
-                      f"{rates['write']:.0f} ops/s ({cpu_ms['write']:.3f} ms CPU/op), read "
-                      f"{rates['read']:.0f} ops/s ({cpu_ms['read']:.3f} ms CPU/op)", flush=True)
-        finally:
-            for cleanup in cleanups:
-                cleanup()
-        for name, measured in runs.items():
-            for key, value in pair_figures(measured).items():
-                found[name][key].append(value)
-    _require_whole(cluster, f"after the last pair ({label})")
-    return found
+def measure(cluster, count: int, seconds: float, label: str,
+            tools: tuple[Tool, Tool]) -> dict[str, dict[str, list]]:
+    return pairs(cluster, "ceph", count, seconds, label, tools,
+                 lambda when: _require_whole(cluster, when))
 
 
 def _require_whole(cluster, when: str) -> None:
@@ -163,17 +128,6 @@ def _require_whole(cluster, when: str) -> None:
         fail(f"the Ceph lab is not whole {when}: {problem}. Figures of a degraded lab are "
              "not P1's; nothing is reported (bring it back, or `faultline lab down ceph "
              "--purge` and up)")
-
-
-def pair_figures(measured: list[Measured]) -> dict[str, float]:
-    """One tool's figures over its runs in a pair (of equal length): the mean ops/s, and CPU
-    per op over all their operations (each run's CPU is its CPU per op times its ops)."""
-    figures = {}
-    for op in ("write", "read"):
-        ops = [rates[op] for rates, _ in measured]
-        figures[op] = sum(ops) / len(ops)
-        figures[f"{op}_cpu_ms"] = sum(cpu[op] * rates[op] for rates, cpu in measured) / sum(ops)
-    return figures
 
 
 def rows_of(found: dict[str, dict[str, list]], count: int, seconds: float, label: str,
@@ -256,16 +210,16 @@ def main() -> None:
     with separate_cpus("ceph") as (servers, client):
         label = f"{quiet}, cluster on CPU {servers}, client on CPU {client}"
         before = os.getloadavg()[0]
-        found = pairs(cluster, args.pairs, args.seconds, label)
+        found = measure(cluster, args.pairs, args.seconds, label, TOOLS)
         load = (before, os.getloadavg()[0])
         rows = rows_of(found, args.pairs, args.seconds, label, True, "separate", load)
         if args.aa:
-            found = pairs(cluster, args.pairs, args.seconds, label, AA_TOOLS)
+            found = measure(cluster, args.pairs, args.seconds, label, AA_TOOLS)
             rows += aa_rows(found, args.pairs, args.seconds, label)
     if not args.separate_only:
         label = f"{quiet}, cluster and client sharing every CPU"
         before = os.getloadavg()[0]
-        found = pairs(cluster, args.pairs, args.seconds, label)
+        found = measure(cluster, args.pairs, args.seconds, label, TOOLS)
         rows += rows_of(found, args.pairs, args.seconds, label, False, "shared",
                         (before, os.getloadavg()[0]))
     report(rows, args.json)

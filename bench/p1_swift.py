@@ -50,7 +50,7 @@ from swiftclient.client import (
 from clusters.access.credentials import swift_credentials
 
 from . import labs
-from .load import condition, write_then_read
+from .load import condition, run_threads, write_then_read
 from .results import Row, arguments, median, median_interval, report
 
 IN_FLIGHT = 16
@@ -116,36 +116,17 @@ def keepalive(cluster, seconds: float) -> dict[str, float]:
         rates = {}
         for op, work in (("write", put), ("read", get)):
             everything = [path for mine in written for path in mine]
-            rates[op] = _threads(work, conns, seconds)
+            rates[op] = run_threads(work, conns, seconds)
             if any(errors):
                 raise RuntimeError(f"{sum(errors)} errors in the keep-alive client's {op}s")
         return rates
     finally:
         written_all = [path for mine in written for path in mine]
         share = [written_all[i::IN_FLIGHT] for i in range(IN_FLIGHT)]
-        _threads(lambda i, conn, _: sum(_ok(conn, "DELETE", p, None, headers)
+        run_threads(lambda i, conn, _: sum(_ok(conn, "DELETE", p, None, headers)
                                         for p in share[i]), conns, None)
         for conn in conns:
             conn.close()
-
-
-def _threads(work, conns, seconds: float | None) -> float:
-    """Run work(i, conn, end) on one thread per connection; its total per second."""
-    counts = [0] * len(conns)
-    start = threading.Barrier(len(conns) + 1)
-
-    def run(i: int) -> None:
-        start.wait()
-        counts[i] = work(i, conns[i], started + seconds if seconds else None)
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(conns))]
-    for thread in threads:
-        thread.start()
-    started = time.monotonic()
-    start.wait()
-    for thread in threads:
-        thread.join()
-    return sum(counts) / (time.monotonic() - started)
 
 
 def _ok(conn: http.client.HTTPConnection, method: str, path: str, body: bytes | None,

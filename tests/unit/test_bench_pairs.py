@@ -1,8 +1,8 @@
-"""P1-ceph's figures of one tool over its two runs in a pair (A B B A)."""
+"""P1's figures of one tool over its two runs in a pair (A B B A)."""
 
 import pytest
 
-from bench.p1_ceph import pair_figures
+from bench.pairs import pair_figures
 
 
 def test_a_pair_averages_the_rates_and_weighs_cpu_per_op_by_each_run_s_operations():
