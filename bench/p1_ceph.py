@@ -119,10 +119,11 @@ AA_TOOLS: tuple[Tool, Tool] = (rados_bench, rados_bench_again)
 def measure(cluster, count: int, seconds: float, label: str,
             tools: tuple[Tool, Tool]) -> dict[str, dict[str, list]]:
     return pairs(cluster, "ceph", count, seconds, label, tools,
-                 lambda when: _require_whole(cluster, when))
+                 lambda when: require_whole(cluster, when))
 
 
-def _require_whole(cluster, when: str) -> None:
+def require_whole(cluster, when: str) -> None:
+    """Stop the benchmark, reporting nothing, if the Ceph lab is not whole (P1-s3's too)."""
     problem = labs.ceph_not_whole(cluster)
     if problem:
         fail(f"the Ceph lab is not whole {when}: {problem}. Figures of a degraded lab are "

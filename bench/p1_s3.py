@@ -35,6 +35,7 @@ from loadgen.workload import parse_workload
 from . import labs
 from .cpus import separate_cpus
 from .load import condition, own_cpu, run_threads, write_then_read_kept
+from .p1_ceph import require_whole
 from .pairs import OPS, Cleanup, pairs
 from .results import Row, arguments, fail, median, median_interval, report
 
@@ -189,7 +190,7 @@ def main() -> None:
         fail("--pairs must be at least 1 and --seconds above 0")
     cluster = labs.cluster(args.system)
     quiet = condition(args.system)
-    check = (lambda when: _require_whole(cluster, when)) if args.system == "ceph" \
+    check = (lambda when: require_whole(cluster, when)) if args.system == "ceph" \
         else (lambda when: None)
     with separate_cpus(args.system) as (servers, client):
         label = f"{quiet}, cluster on CPU {servers}, client on CPU {client}"
@@ -198,12 +199,6 @@ def main() -> None:
                       (faultline, boto3_threads), check)
         load = (before, os.getloadavg()[0])
     report(rows_of(found, args.system, args.pairs, args.seconds, label, load), args.json)
-
-
-def _require_whole(cluster, when: str) -> None:
-    problem = labs.ceph_not_whole(cluster)
-    if problem:
-        fail(f"the Ceph lab is not whole {when}: {problem}; nothing is reported")
 
 
 if __name__ == "__main__":
