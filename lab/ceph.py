@@ -193,6 +193,7 @@ def _initialise(lab: CephLab, admin_timeout: float) -> CephAdmin:
     _start_local(lab, f"mon.{MON_ID}")
     admin = ceph_setup.admin(lab, admin_timeout)
     ceph_setup.configure_prometheus(admin)  # before the mgr's first start: no restart later
+    ceph_setup.disable_balancer(admin)
     (lab.home / "mgr" / f"ceph-{MGR_ID}").mkdir(parents=True, exist_ok=True)
     _start_local(lab, f"mgr.{MGR_ID}")
     ceph_setup.make_osds(admin, lab, state,
@@ -248,6 +249,7 @@ def up(home: Path | None = None, timeout: float = HEALTH_TIMEOUT) -> dict[str, A
                                               for n in lab.nodes})
         ceph_setup.ensure_pools(admin)
         ceph_setup.configure_prometheus(admin)
+        ceph_setup.disable_balancer(admin)  # a lab made before this too
         ceph_setup.ensure_prometheus_enabled(admin)
         daemons_started = time.monotonic()
         log.info("daemons running after %.1f s; waiting for HEALTH_OK", daemons_started - started)

@@ -212,6 +212,7 @@ def _initialise(lab: ReefLab, state: dict[str, Any]) -> CephAdmin:
     rule = ceph_setup.ensure_crush_rule(admin)
     admin.command("config set", who="global", name="osd_pool_default_crush_rule",
                   value=str(rule))
+    ceph_setup.disable_balancer(admin)
     ceph_setup.ensure_pools(admin, rgw=False)
     ceph_setup.make_osds(admin, lab, state,
                          lambda osd, osd_uuid: _make_osd(lab, osd, osd_uuid))

@@ -71,6 +71,17 @@ def configure_prometheus(admin: CephAdmin) -> None:
             admin.command("config set", who="mgr", name=key, value=value, force=True)
 
 
+def disable_balancer(admin: CephAdmin) -> None:
+    """The mgr's balancer (upmap, on by default) moves PGs between OSDs whenever their
+    counts differ, as after a fault: the moves re-peer PGs and leave objects misplaced in
+    the middle of a later run's baseline (it spoiled two CI baselines). A lab that places
+    its data once has nothing to balance."""
+    current = {(o["section"], o["name"]): o["value"] for o in admin.command("config dump")}
+    if current.get(("mgr", "mgr/balancer/active")) != "false":
+        admin.command("config set", who="mgr", name="mgr/balancer/active", value="false",
+                      force=True)
+
+
 def ensure_prometheus_enabled(admin: CephAdmin) -> None:
     modules = admin.command("mgr module ls")
     if "prometheus" not in modules.get("enabled_modules", []):

@@ -12,7 +12,7 @@ from sqlalchemy import select
 
 from service.experiments import documents
 from service.experiments import suites as suite
-from service.experiments.repeats import MAX_TRIALS
+from service.experiments.repeats import MAX_TRIALS, final
 from service.results import comparison as compare
 from service.results import figures
 from service.results.report import format_report, report_dict
@@ -64,15 +64,18 @@ def run_trials(experiment: str, cluster: str | None, inventory: str | None,
                f"(group {result['trial_group']}):")
     for t in result["trials"]:
         what = f"run {t['run_id']}" if t["run_id"] is not None else "no run recorded"
+        if t.get("superseded"):
+            what += " (its baseline did not hold: run again)"
         click.echo(f"  trial {t['trial']}: {what}" + (f" ({t['error']})" if t["error"] else ""))
     run_ids = [t["run_id"] for t in result["trials"] if t["run_id"] is not None]
+    last = [t["run_id"] for t in final(result["trials"])]
     with db.session_factory()() as session:
         statuses = {r.id: r.status for r in session.execute(
             select(Run).where(Run.id.in_(run_ids))).scalars()}
         if len(run_ids) >= 2:
             click.echo("")
             click.echo(compare.format_comparison(compare.compare(session, run_ids)))
-    done = len(run_ids) == count and all(s == "completed" for s in statuses.values())
+    done = len(last) == count and all(statuses.get(r) == "completed" for r in last)
     return 0 if done else 1
 
 
@@ -139,7 +142,8 @@ def suite_cmd(suite_file: str, inventory: str | None, as_json: bool) -> None:
         for o in result["runs"]:
             outcome = f"run {o['run_id']}" if o["run_id"] is not None else "no run recorded"
             trial = f" trial {o['trial']} of {o['trials']}" if o["trials"] > 1 else ""
-            click.echo(f"  {o['name']}{trial}: {outcome}, {o['status']}"
+            again = " (its baseline did not hold: run again)" if o.get("superseded") else ""
+            click.echo(f"  {o['name']}{trial}: {outcome}, {o['status']}{again}"
                        + (f" ({o['error']})" if o["error"] else ""))
         click.echo("")
         click.echo(compare.format_comparison(result["comparison"]))

@@ -60,7 +60,7 @@ from . import documents
 from .exceptions import PreflightError, SuiteError
 from .plan import tail_seconds
 from .preflight import check_protected
-from .repeats import MAX_TRIALS, Settle, not_recorded, repeat
+from .repeats import MAX_TRIALS, Settle, final, not_recorded, repeat
 
 logger = logging.getLogger("chaostoolkit")
 
@@ -292,7 +292,7 @@ def run_suite(suite: Suite, sessions: sessionmaker[Session], runner: Runner,
             outcome["error"] = outcome["error"] or entry["error"]
             entries.append(entry)
     return {"title": suite.title, "suite": suite.path, "runs": outcomes,
-            "ok": all(o["status"] == "completed" for o in outcomes),
+            "ok": all(o["status"] == "completed" for o in final(outcomes)),
             "comparison": compare_entries(entries)}
 
 

@@ -38,6 +38,14 @@ def test_up_reaches_health_ok_with_all_osds(lab_cluster: Cluster) -> None:
     assert state.pgs_by_state == {"active+clean": state.num_pgs}
 
 
+def test_the_balancer_moves_no_pg_behind_a_run(lab_cluster: Cluster) -> None:
+    """Its upmaps re-peered PGs in the middle of later baselines (lab/ceph_setup.py)."""
+    done = subprocess.run(["ceph", "-c", lab_cluster.client["conf"], "balancer", "status",
+                           "--format", "json"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["active"] is False
+
+
 def test_each_osd_is_alone_on_its_crush_host(lab_cluster: Cluster) -> None:
     with CephAdmin(lab_cluster.client["conf"]) as admin:
         tree = admin.osd_tree()

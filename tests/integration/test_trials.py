@@ -34,15 +34,20 @@ def test_three_trials_are_one_group_and_two_groups_are_judged_by_the_stated_meth
     with sessions() as session:
         runs = session.execute(select(Run).where(Run.title.in_(
             ["trials at 15 ops/s", "trials at 45 ops/s"])).order_by(Run.id)).scalars().all()
-    assert len(runs) == 6
     groups = {}
     for run in runs:
-        assert run.status == "completed" and run.trials == 3, (run.id, run.status, run.error)
-        groups.setdefault(run.trial_group, []).append((run.trial_index, run.id))
+        # a trial whose baseline did not hold (a lab OSD can flap under the side stream's
+        # load) is run again once: its invalid run stays in the group
+        assert run.trials == 3 and (run.status == "completed" or (
+            run.status == "invalid" and "baseline did not hold" in run.error)), \
+            (run.id, run.status, run.error)
+        groups.setdefault(run.trial_group, []).append((run.trial_index, run.id, run.status))
     assert len(groups) == 2
-    assert all([i for i, _ in members] == [1, 2, 3] for members in groups.values())
-    slow_ids = [run_id for _, run_id in groups[runs[0].trial_group]]
-    assert slow_lines == [f"  trial {i}: run {run_id}" for i, run_id in enumerate(slow_ids, 1)]
+    assert all([i for i, _, status in members if status == "completed"] == [1, 2, 3]
+               for members in groups.values())
+    assert slow_lines == [f"  trial {i}: run {run_id}" + (
+        " (its baseline did not hold: run again)" if status == "invalid" else "")
+        for i, run_id, status in groups[runs[0].trial_group]]
     # the trials' own summary gives the group's spread
     assert "Trials (median [min to max], the median's 95% interval from 6 trials):" in \
         slow.stdout
@@ -53,7 +58,7 @@ def test_three_trials_are_one_group_and_two_groups_are_judged_by_the_stated_meth
     assert compared.returncode == 0, compared.stderr
     trials = json.loads(compared.stdout)["trials"]
     assert [g["run_ids"] for g in trials["groups"]] == [
-        [run_id for _, run_id in members] for members in groups.values()]
+        [run_id for _, run_id, _ in members] for members in groups.values()]
     figures = trials["differences"][0]["figures"]
     # the offered rate is an input: shown in each group, never judged
     assert "baseline_ops" not in figures
