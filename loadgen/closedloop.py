@@ -87,8 +87,10 @@ def ring_of(driver):
 
 def closed_loop(driver, *args, **kwargs) -> ClosedLoop:
     """The closed loop for `driver` (ClosedLoop's arguments): RingClosedLoop on the driver's
-    librados ring when it offers one (ring_of), else ClosedLoop."""
-    ring = ring_of(driver)
+    librados ring when it offers one (ring_of) and the mix has no overwrite (the ring
+    writes new objects only), else ClosedLoop."""
+    workload = args[0] if args else kwargs["workload"]
+    ring = ring_of(driver) if not workload.mix.get("overwrite") else None
     if ring is None:
         return ClosedLoop(driver, *args, **kwargs)
     from .rados_closedloop import RingClosedLoop

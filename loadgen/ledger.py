@@ -1,5 +1,9 @@
 """The integrity ledger: every acknowledged write, so a verify can read it back.
 
+An overwrite writes the object's next version (payload.PayloadSource): the ledger hands
+out version numbers, unique per object even when two overwrites of it overlap, and keeps
+the newest version acknowledged.
+
 Objects picked for a delete leave the ledger when the delete is issued: a
 delete that times out may or may not have happened, and is not a loss.
 Random picks are O(1) (a list plus an index, swap-remove on delete).
@@ -23,6 +27,7 @@ class Entry:
     container: str
     name: str
     size: int
+    version: int = 0
 
 
 class Ledger:
@@ -30,20 +35,32 @@ class Ledger:
         self._entries: list[Entry] = []
         self._index: dict[tuple[str, str], int] = {}
         self._reading: dict[tuple[str, str], int] = {}  # reads in flight, per object
+        self._issued: dict[tuple[str, str], int] = {}  # the newest version handed out
         self._lock = threading.Lock()
         self._random = random.Random(seed)
 
     def __len__(self) -> int:
         return len(self._entries)
 
-    def add(self, container: str, name: str, size: int) -> None:
+    def add(self, container: str, name: str, size: int, version: int = 0) -> None:
+        """An acknowledged write; an older version than the one held changes nothing."""
         key = (container, name)
         with self._lock:
             if key in self._index:
-                self._entries[self._index[key]] = Entry(container, name, size)
+                i = self._index[key]
+                if version >= self._entries[i].version:
+                    self._entries[i] = Entry(container, name, size, version)
                 return
             self._index[key] = len(self._entries)
-            self._entries.append(Entry(container, name, size))
+            self._entries.append(Entry(container, name, size, version))
+
+    def next_version(self, container: str, name: str) -> int:
+        """A version of the object no write has carried yet (its first write is 0)."""
+        key = (container, name)
+        with self._lock:
+            version = self._issued.get(key, 0) + 1
+            self._issued[key] = version
+            return version
 
     def pick(self) -> Entry | None:
         """An entry to read: held from deletes until `done_reading`."""

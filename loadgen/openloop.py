@@ -17,11 +17,12 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Protocol
 
+from .history_log import HistoryLog
 from .lag import LagLog
 from .ledger import Entry, Ledger
 from .payload import PayloadSource
 from .samples import SampleRecorder
-from .workload import OPS, Workload
+from .workload import ALL_OPS, Workload
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +45,7 @@ def op_chooser(mix: dict[str, int], seed: int) -> Callable[[], str]:
     """Draw operations with the mix's proportions, reproducibly: the draws of
     `rng.choices(ops, weights)`, without rebuilding its cumulative weights every draw."""
     rng = random.Random(seed)
-    ops = [op for op in OPS if mix.get(op, 0) > 0]
+    ops = [op for op in ALL_OPS if mix.get(op, 0) > 0]
     if len(ops) == 1:  # nothing to draw
         only = ops[0]
         return lambda: only
@@ -60,13 +61,16 @@ def container_names(workload: Workload) -> list[str]:
 
 class OpenLoop:
     records_lag = True  # submit time - intended start, per operation (a closed loop has none)
+    records_history = True  # every operation, for the consistency checker
 
     def __init__(self, driver: AsyncDriver, workload: Workload, recorder: SampleRecorder,
                  ledger: Ledger, payloads: PayloadSource, name_prefix: str,
-                 stream: int = 0, phase_s: float = 0.0):
+                 stream: int = 0, phase_s: float = 0.0, history: HistoryLog | None = None):
         """`stream` picks the random sequences (one per driver of a run, so several drivers
         do not all draw the same operations); `phase_s` delays every intended start (the
-        drivers of a run interleave their schedules instead of starting in lockstep)."""
+        drivers of a run interleave their schedules instead of starting in lockstep);
+        `history` records every operation for the consistency checker (one is made if none
+        is given)."""
         self.driver = driver
         self.seed = workload.seed + 7919 * stream
         self.phase_s = phase_s
@@ -75,6 +79,7 @@ class OpenLoop:
         self.recorder = recorder
         self.ledger = ledger
         self.payloads = payloads
+        self.history = history if history is not None else HistoryLog(payloads)
         self.name_prefix = name_prefix
         self.containers = container_names(workload)
         self.in_flight = 0
@@ -127,13 +132,19 @@ class OpenLoop:
             self._issue(op, intended, rng)
 
     def _entry_for(self, op: str) -> Entry | None:
-        """The object a read (held from deletes until it is done) or a delete (out of the
-        ledger) works on; None for a write, or when there is nothing to read or delete yet."""
-        if op == "read":
-            return self.ledger.pick()
-        if op == "delete":
-            return self.ledger.take()
-        return None
+        """The object a read or an overwrite (held from deletes until it is done) or a
+        delete (out of the ledger) works on; None for a write, or when there is nothing to
+        read, overwrite or delete yet."""
+        if op in ("read", "overwrite"):
+            entry = self.ledger.pick()
+        elif op == "delete":
+            entry = self.ledger.take()
+        else:
+            return None
+        if entry is not None and self.records_history:  # the prefill's, an earlier loop's
+            self.history.adopt((entry.container, entry.name), entry.version, entry.size,
+                               self.clock())
+        return entry
 
     def _new_object(self, rng: random.Random) -> tuple[str, str]:
         """The container and name of the next write."""
@@ -154,39 +165,61 @@ class OpenLoop:
             if len(self.lag_s) < 100_000:
                 self.lag_s.append(lag)
             self.lags.add(intended - (self._schedule_start or intended), lag)
-        if op == "write":
-            container, name = self._new_object(rng)
-            data = self.payloads.content(name)
-            self.driver.write(container, name, data,
-                              self._on_done(op, intended, container, name, len(data)))
+        if op in ("write", "overwrite"):
+            if op == "write":
+                (container, name), version = self._new_object(rng), 0
+            else:
+                container, name = entry.container, entry.name
+                version = self.ledger.next_version(container, name)
+            data = self.payloads.content(name, None, version)
+            self.history.issued_write((container, name), version, len(data))
+            self.driver.write(container, name, data, self._on_done(
+                op, intended, container, name, len(data), version))
         elif op == "read":
-            self.driver.read(entry.container, entry.name, entry.size,
-                             self._on_done(op, intended, entry.container, entry.name, entry.size))
+            size = entry.size if self.history.versions((entry.container, entry.name)) <= 1 \
+                else self.payloads.max_size  # a newer version may be larger
+            self.driver.read(entry.container, entry.name, size,
+                             self._on_done(op, intended, entry.container, entry.name, size))
             # the ledger holds the object from deletes until this read's done (_on_done)
         else:
             self.driver.delete(entry.container, entry.name,
                                self._on_done(op, intended, entry.container, entry.name, 0))
 
-    def _on_done(self, op: str, intended: float, container: str, name: str, size: int) -> Done:
+    def _on_done(self, op: str, intended: float, container: str, name: str, size: int,
+                 version: int = 0) -> Done:
+        issued = self.clock()  # the history orders operations by when they really began
+
         def done(ok: bool, nbytes: int, error_class: str | None, data: bytes | None) -> None:
             # runs in the driver's completion thread: whatever happens, the slot is freed
             try:
                 now = self.clock()
-                if ok and op == "read" and not self.payloads.matches(name, size, data):
-                    ok, error_class = False, "corrupt"
+                self._record(op, (container, name), version, issued, now, ok, error_class, data)
+                if ok and op == "read" and not self.history.read(
+                        (container, name), issued, now, ok, error_class, data):
+                    ok, error_class = False, "corrupt"  # no version of the object: not stale
                 if ok:
                     self.recorder.success(op, now, now - intended, nbytes)
-                    if op == "write":
-                        self.ledger.add(container, name, size)
+                    if op in ("write", "overwrite"):
+                        self.ledger.add(container, name, size, version)
                 else:
                     self.recorder.error(op, now, error_class or "unknown")
             except Exception:
                 log.exception(f"recording a completed {op} of {container}/{name} failed")
             finally:
-                if op == "read":
+                if op in ("read", "overwrite"):
                     self.ledger.done_reading(container, name)
                 self._completed()
         return done
+
+    def _record(self, op: str, key: tuple[str, str], version: int, start: float, end: float,
+                ok: bool, error: str | None, data: bytes | None) -> None:
+        """Into the history (a read records itself, as its check tells its version)."""
+        if op in ("write", "overwrite"):
+            self.history.wrote(key, version, start, end, ok, error)
+        elif op == "delete":
+            self.history.deleted(key, start, end, ok, error)
+        elif not ok:
+            self.history.read(key, start, end, ok, error, data)
 
     def settle(self) -> None:
         """Record what has completed by now (before a second is closed); a loop that

@@ -29,6 +29,10 @@ _LEAKED: list = []  # rings that never drained: their buffers must outlive them
 
 
 class RingClosedLoop(ClosedLoop):
+    # a capacity path: no consistency history (and no overwrite: closed_loop() gives a mix
+    # with overwrites to ClosedLoop)
+    records_history = False
+
     def __init__(self, rados: RadosRing, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.rados = rados

@@ -14,12 +14,13 @@ import uuid
 from collections.abc import Callable
 
 from .closedloop import closed_loop
+from .history_log import HistoryLog
 from .ledger import Entry, Ledger
 from .openloop import AsyncDriver, OpenLoop, container_names
 from .payload import PayloadSource
 from .samples import Sample, SampleRecorder
 from .verify import VerifyResult, verify
-from .workload import OPS, Workload
+from .workload import Workload
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +41,7 @@ class LoadSession:
         lo, hi = workload.size_range()
         self.payloads = PayloadSource(workload.seed, lo, hi)
         self.ledger = Ledger(workload.seed + 7919 * stream)
+        self.history = HistoryLog(self.payloads)  # what the consistency checker classifies
         self.stream = stream
         self.phase_s = phase_s
         self.recorder: SampleRecorder | None = None
@@ -57,7 +59,10 @@ class LoadSession:
                  for i in range(self.workload.objects_per_container)]
 
         def writer(container: str, name: str, size: int):
+            begun = time.monotonic()
+
             def done(ok: bool, nbytes: int, error: str | None, data: bytes | None) -> None:
+                self.history.wrote((container, name), 0, begun, time.monotonic(), ok, error)
                 if ok:
                     self.ledger.add(container, name, size)
                 else:
@@ -68,6 +73,7 @@ class LoadSession:
         for container, name in names:
             slots.acquire()
             data = self.payloads.content(name)
+            self.history.issued_write((container, name), 0, len(data))
             self.driver.write(container, name, data, writer(container, name, len(data)))
         deadline = time.monotonic() + timeout_s
         for _ in range(concurrency):  # every slot back means every write finished
@@ -91,7 +97,7 @@ class LoadSession:
         engine = closed_loop if self.workload.workers else OpenLoop
         self.loop = engine(self.driver, self.workload, self.recorder, self.ledger,
                            self.payloads, name_prefix=self.tag, stream=self.stream,
-                           phase_s=self.phase_s)
+                           phase_s=self.phase_s, history=self.history)
         self.loop.start()
         self._flusher = threading.Thread(target=self._flush_loop, name="faultline-samples",
                                          daemon=True)
@@ -101,7 +107,7 @@ class LoadSession:
         pending: list[Sample] = []
         while not self._stop.wait(self.flush_every_s):
             self.loop.settle()
-            pending += self.recorder.take_closed(time.monotonic(), OPS)
+            pending += self.recorder.take_closed(time.monotonic(), self.workload.ops())
             pending = self._deliver(pending)
         self._leftover = pending
 
@@ -127,7 +133,7 @@ class LoadSession:
         if self.loop.in_flight:
             log.warning(f"{self.loop.in_flight} operations still in flight after the drain; "
                         "they are not in the samples")
-        self.sink(self._leftover + self.recorder.take_final(end_second, OPS))
+        self.sink(self._leftover + self.recorder.take_final(end_second, self.workload.ops()))
 
     @property
     def failure(self) -> str | None:
@@ -138,4 +144,6 @@ class LoadSession:
         return self.ledger.entries()
 
     def verify(self) -> VerifyResult:
-        return verify(self.driver, self.ledger.entries(), self.payloads)
+        """Read back what was acknowledged; with the consistency checker's findings over
+        the whole history (the listing delay: none, as the load lists nothing yet)."""
+        return verify(self.driver, self.ledger.entries(), self.payloads, history=self.history)

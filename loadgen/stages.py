@@ -24,7 +24,7 @@ from .openloop import AsyncDriver
 from .payload import PayloadSource
 from .samples import Sample, SampleRecorder
 from .session import LoadSession
-from .workload import OPS, Workload
+from .workload import Workload
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ class StageRunner:
         # the seconds are taken before the loop stops: what completes in the drain would
         # add up to `in_flight` operations to the last second and flatter the stage
         loop.settle()
-        samples = recorder.take_closed(max(end, time.monotonic()), OPS)
+        samples = recorder.take_closed(max(end, time.monotonic()), self.workload.ops())
         loop.stop()
         if loop.failure:
             raise DriverError(loop.failure)

@@ -1,15 +1,23 @@
-"""The verify phase: read every acknowledged object back and compare its content."""
+"""The verify phase: read every acknowledged object back and compare its content.
+
+With the load's history (loadgen.history_log), the verify also reads what the checker
+needs to close its classes: each write whose outcome was unknown (found: "recovered") and
+each object whose delete was acknowledged (served: "resurrected"); every read of this phase
+enters the history as final. Those extra reads count in no figure of the verify itself.
+"""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from .batch import each
+from .history_log import GONE, HistoryLog
 from .ledger import Entry
 from .openloop import AsyncDriver
 from .payload import PayloadSource
 
-GONE = ("ENOENT", "404", "404 NoSuchKey")  # not there: RADOS's, Swift's and S3's words
+EXTRA_READS = 10_000  # at most this many reads of unknown writes and of deleted objects
 
 
 @dataclass
@@ -18,35 +26,72 @@ class VerifyResult:
     missing: list[str] = field(default_factory=list)
     corrupt: list[str] = field(default_factory=list)
     unreadable: dict[str, str] = field(default_factory=dict)  # name -> error class
+    consistency: dict | None = None  # loadgen.history_log.HistoryLog.result
 
     @property
     def ok(self) -> bool:
         return not (self.missing or self.corrupt or self.unreadable)
 
     def as_dict(self) -> dict:
-        return {"checked": self.checked, "lost_objects": len(self.missing),
-                "corrupt_objects": len(self.corrupt), "unreadable_objects": len(self.unreadable),
-                "missing": self.missing[:100], "corrupt": self.corrupt[:100],
-                "unreadable": dict(list(self.unreadable.items())[:100])}
+        out = {"checked": self.checked, "lost_objects": len(self.missing),
+               "corrupt_objects": len(self.corrupt), "unreadable_objects": len(self.unreadable),
+               "missing": self.missing[:100], "corrupt": self.corrupt[:100],
+               "unreadable": dict(list(self.unreadable.items())[:100])}
+        if self.consistency is not None:
+            out["consistency"] = self.consistency
+        return out
 
 
 def verify(driver: AsyncDriver, entries: list[Entry], payloads: PayloadSource,
-           concurrency: int = 32, timeout_s: float = 600.0) -> VerifyResult:
-    """Read each entry back; ENOENT is missing, other content is corrupt."""
+           concurrency: int = 32, timeout_s: float = 600.0,
+           history: HistoryLog | None = None, listing_delay_s: float = 0.0) -> VerifyResult:
+    """Read each entry back; ENOENT is missing, other content is corrupt (a version of the
+    object other than the entry's, which only a history can tell, is for the checker)."""
     result = VerifyResult()
+    begun: dict[tuple[str, str], float] = {}
+
+    def read(entry: Entry, done) -> None:
+        key = (entry.container, entry.name)
+        begun[key] = time.monotonic()
+        size = payloads.max_size if history and history.versions(key) > 1 else entry.size
+        driver.read(entry.container, entry.name, size, done)
+
+    def final(entry: Entry, ok: bool, error: str | None, data: bytes | None) -> bool:
+        """Into the history; whether the bytes are a version of the object."""
+        if history is None:
+            return False
+        key = (entry.container, entry.name)
+        return history.read(key, begun[key], time.monotonic(), ok, error, data, final=True) \
+            and ok
 
     def settle(entry: Entry, ok: bool, error: str | None, data: bytes | None) -> None:
         result.checked += 1
         where = f"{entry.container}/{entry.name}"
-        if ok and data == payloads.content(entry.name, entry.size):
+        known = final(entry, ok, error, data)
+        if ok and payloads.matches(entry.name, entry.size, data, entry.version):
             pass
-        elif ok:
+        elif ok and not known:
             result.corrupt.append(where)
-        elif error in GONE:
+        elif not ok and error in GONE:
             result.missing.append(where)
-        else:
+        elif not ok:
             result.unreadable[where] = error or "unknown"
 
-    each(entries, lambda e, done: driver.read(e.container, e.name, e.size, done), settle,
-         "verify", "reads", concurrency, timeout_s)
+    each(entries, read, settle, "verify", "reads", concurrency, timeout_s)
+    if history is not None:
+        _read_the_rest(driver, entries, history, read, final, concurrency, timeout_s)
+        result.consistency = history.result(listing_delay_s)
     return result
+
+
+def _read_the_rest(driver, entries, history, read, final, concurrency, timeout_s) -> None:
+    """The unknown writes and the deleted objects the ledger no longer holds."""
+    held = {(e.container, e.name) for e in entries}
+    extra = {key: Entry(key[0], key[1], size, version)
+             for key, version, size in history.unknown_writes() if key not in held}
+    for key in history.deleted_keys():
+        if key not in held and key not in extra:
+            extra[key] = Entry(key[0], key[1], history.payloads.max_size)
+    each(list(extra.values())[:EXTRA_READS], read,
+         lambda entry, ok, error, data: final(entry, ok, error, data), "verify",
+         "reads of unknown writes and deleted objects", concurrency, timeout_s)

@@ -22,7 +22,11 @@ from typing import Any
 from . import machine
 from .exceptions import WorkloadError
 
-OPS = ("read", "write", "delete")
+OPS = ("read", "write", "delete")  # every run's samples hold these, every second
+# an overwrite writes an existing object's next version (the consistency checker then sees
+# a stale read); its samples are recorded when the mix has it
+MORE_OPS = ("overwrite",)
+ALL_OPS = OPS + MORE_OPS
 MAX_DRIVERS = 64
 GIB = 1024 ** 3
 MAX_OBJECT_SIZE = 5 * GIB  # Swift's largest single object
@@ -59,6 +63,10 @@ class Workload:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def ops(self) -> tuple[str, ...]:
+        """The operations whose per-second samples a run of this workload records."""
+        return OPS + tuple(op for op in MORE_OPS if self.mix.get(op, 0) > 0)
 
     def size_range(self) -> tuple[int, int]:
         return self.object_size, self.object_size_max or self.object_size
@@ -167,21 +175,21 @@ def _check(w: Workload) -> list[str]:
     if not isinstance(w.prefill, bool):
         problems.append(f"prefill must be true or false, not {w.prefill!r}")
     if not isinstance(w.mix, dict):
-        problems.append(f"mix must be a mapping of {', '.join(OPS)} to percentages")
+        problems.append(f"mix must be a mapping of {', '.join(ALL_OPS)} to percentages")
         return problems
-    unknown = sorted(set(w.mix) - set(OPS))
+    unknown = sorted(set(w.mix) - set(ALL_OPS))
     if unknown:
         problems.append(f"mix has unknown operations {', '.join(unknown)} "
-                        f"(known: {', '.join(OPS)})")
+                        f"(known: {', '.join(ALL_OPS)})")
     shares = list(w.mix.values())
     if any(isinstance(v, bool) or not isinstance(v, int | float) or v < 0 for v in shares):
         problems.append("mix percentages must be numbers >= 0")
     elif abs(sum(shares) - 100) > 1e-9:
         problems.append(f"mix must sum to 100, not {sum(shares)}")
-    elif w.mix.get("read", 0) + w.mix.get("delete", 0) > 0 and w.mix.get("write", 0) == 0 \
-            and w.objects_per_container == 0:
-        problems.append("a mix that reads or deletes needs objects: set objects_per_container "
-                        "or a write share")
+    elif sum(w.mix.get(op, 0) for op in ("read", "delete", "overwrite")) > 0 \
+            and w.mix.get("write", 0) == 0 and w.objects_per_container == 0:
+        problems.append("a mix that reads, overwrites or deletes needs objects: set "
+                        "objects_per_container or a write share")
     return problems
 
 

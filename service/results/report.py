@@ -9,6 +9,7 @@ from service.store.models import Run
 
 from .analysis import CLIENT_RECOVERY_TOLERANCE, NO_DISRUPTION, NOT_STARTED
 from .capacity_change import capacity_lines
+from .consistency import consistency_lines
 from .corruption import corruption_figures, corruption_lines
 from .deficit import ON_TIME_S
 from .figure_definitions import COMPAT_KEYS, REPORT_KEYS
@@ -419,6 +420,7 @@ def format_report(data: dict[str, Any]) -> str:
         f"  lost objects                 {_fmt(data['lost_objects'])} "
         f"(corrupt {_fmt(data['corrupt_objects'])}, "
         f"of {_fmt((data.get('verify') or {}).get('checked'))} verified)",
+        *consistency_lines(data.get("verify")),
     ]
     lines.insert(5, f"  baseline check               {validity_line(data.get('validity'))}")
     if removed := data.get("objects_removed"):

@@ -175,6 +175,7 @@ class LedgerEntry(Base):
     container: Mapped[str] = mapped_column(String(200), primary_key=True)
     name: Mapped[str] = mapped_column(String(500), primary_key=True)
     size: Mapped[int] = mapped_column(BigInteger)
+    version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class Alert(Base):

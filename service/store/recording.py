@@ -99,7 +99,7 @@ class RunRecorder:
 
     def ledger(self, entries: list[Entry]) -> None:
         rows = [{"run_id": self.run_id, "container": e.container, "name": e.name,
-                 "size": e.size} for e in entries]
+                 "size": e.size, "version": e.version} for e in entries]
         with self._lock, self.sessions.begin() as session:
             for i in range(0, len(rows), 5000):
                 session.execute(insert(LedgerEntry), rows[i:i + 5000])
@@ -134,9 +134,10 @@ def second_percentiles_ms(samples: list[Sample]) -> dict[float, tuple[float, flo
 
 
 def load_ledger(session: Session, run_id: int) -> list[Entry]:
-    rows = session.execute(select(LedgerEntry.container, LedgerEntry.name, LedgerEntry.size)
+    rows = session.execute(select(LedgerEntry.container, LedgerEntry.name, LedgerEntry.size,
+                                  LedgerEntry.version)
                            .where(LedgerEntry.run_id == run_id)).all()
-    return [Entry(c, n, s) for c, n, s in rows]
+    return [Entry(c, n, s, v) for c, n, s, v in rows]
 
 
 def fail_queued(sessions: sessionmaker[Session], run_id: int, message: str,

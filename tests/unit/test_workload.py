@@ -51,15 +51,17 @@ def test_as_dict_round_trips_through_parse_workload():
     ({"mix": {"read": 50, "write": 20}}, "invalid workload: mix must sum to 100, not 70"),
     ({"mix": {}}, "invalid workload: mix must sum to 100, not 0"),
     ({"mix": {"read": 80, "write": 15, "remove": 5}},
-     "invalid workload: mix has unknown operations remove (known: read, write, delete)"),
+     "invalid workload: mix has unknown operations remove (known: read, write, delete, "
+     "overwrite)"),
     ({"mix": {"read": "80", "write": 20}},
      "invalid workload: mix percentages must be numbers >= 0"),
     ({"mix": {"read": 110, "write": -10}},
      "invalid workload: mix percentages must be numbers >= 0"),
     ({"mix": ["read"]},
-     "invalid workload: mix must be a mapping of read, write, delete to percentages"),
+     "invalid workload: mix must be a mapping of read, write, delete, overwrite to "
+     "percentages"),
     ({"mix": {"read": 100}, "objects_per_container": 0},
-     "invalid workload: a mix that reads or deletes needs objects: "
+     "invalid workload: a mix that reads, overwrites or deletes needs objects: "
      "set objects_per_container or a write share"),
     ({"object_size": 0}, "invalid workload: object_size must be > 0, not 0"),
     ({"object_size": 100, "object_size_max": 50},
