@@ -128,6 +128,20 @@ def _mount_of(cluster: Cluster, node: str, device: str) -> str:
     raise ClusterError(f"the inventory has no mount for device {device} of {node}")
 
 
+def replica_dirs(cluster: Cluster, account: str, container: str, obj: str
+                 ) -> tuple[dict[str, str], int, str]:
+    """Each primary node's directory of the object ({node: path}, in the ring's order), the
+    ring's replica count, and the object's partition and hash as "partition/hash"."""
+    swift_dir = cluster.client.get("swift_dir") or "/etc/swift"
+    where = locate(swift_dir, cluster.client.get("swift_conf"), account, container, obj)
+    dirs = {}
+    for ip, _, device in where.primaries:
+        node = _node_at(cluster, ip).name
+        dirs[node] = swift_object_dir(_mount_of(cluster, node, device), where.partition,
+                                      where.hash)
+    return dirs, int(where.replicas), f"{where.partition}/{where.hash}"
+
+
 def plan(cluster: Cluster, node: str = "", obj: str = "",
          size: int = CANARY_SIZE) -> tuple[Corruption, bytes, int]:
     """Read the named object (or make the canary's content), locate it and choose the

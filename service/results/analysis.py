@@ -37,6 +37,7 @@ from typing import Any
 
 from loadgen.samples import merge_histograms
 
+from .consistency import consistency_of
 from .deficit import deficit, on_time_ops
 
 CLIENT_RECOVERY_HOLD_S = 10
@@ -45,6 +46,9 @@ STABLE_POLLS = 3
 STABLE_HOLD_S = 10.0
 NOT_STARTED = "not started"  # the error class of a missed start
 NO_DISRUPTION = "no disruption"  # how the reason of clients that never dipped begins
+# each figure of the consistency checker, by its class (loadgen.consistency)
+CHECKED = {"stale_reads": "stale", "resurrected_objects": "resurrected",
+           "unexpected_objects": "unexpected", "recovered_writes": "recovered"}
 
 
 @dataclass(frozen=True)
@@ -127,7 +131,21 @@ def analyze(seconds: list[Second], points: list[ClusterPoint], tl: Timeline,
             reasons["lost_objects"] = reasons["corrupt_objects"] = (
                 f"{unreadable} acknowledged objects could not be read back (errors other "
                 "than 'not found'); see the run's verify record")
+    _consistency(verify, figures, reasons)
     return figures
+
+
+def _consistency(verify: dict[str, Any] | None, figures: dict, reasons: dict) -> None:
+    """The checker's counts, or why there are none."""
+    record = consistency_of(verify)
+    for key, kind in CHECKED.items():
+        if record is not None:
+            figures[key] = record["classes"][kind]["count"]
+            continue
+        figures[key] = None
+        reasons[key] = ("no verify phase ran" if verify is None else
+                        "not checked for this run (a load of several drivers, or a run "
+                        "recorded before the checker)")
 
 
 def _baseline(seconds: list[Second], tl: Timeline, figures: dict, reasons: dict) -> None:

@@ -30,23 +30,42 @@ def consistency_figures(verify: dict[str, Any] | None) -> dict[str, int | None]:
             for kind, _, _ in CLASSES}
 
 
+def consistency_rows(verify: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """One row per class (key, label, count, "up to N s after ...", examples); none for a
+    run not checked."""
+    record = consistency_of(verify)
+    if record is None:
+        return []
+    rows = []
+    for kind, label, since in CLASSES:
+        found = record["classes"][kind]
+        longest = found.get("max_since_ack_s")
+        rows.append({"kind": kind, "label": label, "count": found["count"],
+                     "when": (f"up to {longest:.3f} s {since}"
+                              if found["count"] and longest is not None and since else ""),
+                     "examples": found["examples"]})
+    return rows
+
+
 def consistency_lines(verify: dict[str, Any] | None) -> list[str]:
     """The report's lines: every class's count, then what each class found."""
     record = consistency_of(verify)
     if record is None:  # nothing verified, a load of several drivers, or an older run
         return ["  consistency                  n/a: not checked for this run"]
-    classes = record["classes"]
-    counts = ", ".join(f"{label} {classes[kind]['count']}" for kind, label, _ in CLASSES)
-    covered = f"over {record['operations']:,} operations"
-    if record.get("left_out"):
-        covered += f" ({record['left_out']:,} more were not recorded: the history is bounded)"
-    lines = [f"  consistency                  {counts}; {covered}"]
-    for kind, label, since in CLASSES:
-        found = classes[kind]
-        if not found["count"]:
-            continue
-        longest = found.get("max_since_ack_s")
-        when = f", up to {longest:.3f} s {since}" if longest is not None and since else ""
-        lines.append(f"    {label}: {found['count']}{when}; e.g. "
-                     + ", ".join(found["examples"]))
+    rows = consistency_rows(verify)
+    counts = ", ".join(f"{row['label']} {row['count']}" for row in rows)
+    lines = [f"  consistency                  {counts}; {covered(record)}"]
+    for row in rows:
+        if row["count"]:
+            when = f", {row['when']}" if row["when"] else ""
+            lines.append(f"    {row['label']}: {row['count']}{when}; e.g. "
+                         + ", ".join(row["examples"]))
     return lines
+
+
+def covered(record: dict[str, Any]) -> str:
+    """What the history covered: "over N operations", and what it left out."""
+    text = f"over {record['operations']:,} operations"
+    if record.get("left_out"):
+        text += f" ({record['left_out']:,} more were not recorded: the history is bounded)"
+    return text

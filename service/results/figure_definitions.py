@@ -78,6 +78,14 @@ FIGURES: tuple[Figure, ...] = (
     Figure("lost_objects", "lost objects", count=True, margin=0,
            gauge=("faultline_last_lost_objects", "Acknowledged objects not read back")),
     Figure("corrupt_objects", "corrupt objects", count=True, margin=0),
+    # the consistency checker's classes (loadgen.consistency), counted over the whole load
+    # and its verify; a read of an old version, or of a deleted object, matters at one
+    Figure("stale_reads", "stale reads", count=True, margin=0),
+    Figure("resurrected_objects", "resurrected objects", count=True, margin=0),
+    Figure("unexpected_objects", "unexpected objects", count=True, margin=0),
+    # not a fault of the store: writes whose outcome the client could not know, found
+    Figure("recovered_writes", "recovered writes (unknown outcome, found)", kind="detail",
+           count=True),
     # kept in the JSON for old runs and old clients, no longer shown: the catch-up burst
     # after a stall washes the mean drop out (the deficit replaced it)
     Figure("throughput_drop", "throughput drop (mean over the fault)", fraction=True,

@@ -25,6 +25,7 @@ from flask import (
 )
 
 from service.jobs.run_queue import QueueError, cancel
+from service.results.consistency import consistency_of, consistency_rows, covered
 from service.results.exceptions import RunQueryError
 from service.results.figures import RunNotFound, get_run
 from service.results.queries import (
@@ -79,9 +80,12 @@ def show(run_id: int):
                  "journal": json.dumps(scrub_json(run.journal), indent=2, sort_keys=True)
                  if run.journal is not None else None}
         timeline = run_timeline(session, run)  # the charts load their points themselves
+    checked = consistency_of(data["verify"])
     return render_template("run.html", run=data, extra=extra, events=timeline["events"],
                            figure_keys=FIGURE_KEYS, origin=timeline["origin"],
-                           live=run.status in ACTIVE, marked=MARKED)
+                           live=run.status in ACTIVE, marked=MARKED,
+                           consistency=consistency_rows(data["verify"]),
+                           consistency_covered=covered(checked) if checked else None)
 
 
 @bp.get("/runs/<int:run_id>/series.json")

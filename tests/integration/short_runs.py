@@ -36,15 +36,18 @@ def pause(seconds: float) -> dict:
 
 
 def shortened(source: Path, directory: Path, *, fault_hold_s: float | None = None,
-              **control: Any) -> Path:
+              rate: float | None = None, **control: Any) -> Path:
     """A copy, written in `directory`, of a catalogue experiment with the test's short
     phases: a 2 s ramp, a 10 s baseline and, if given, a shorter hold after the fault (fewer
     writes land on handoffs, so Swift has less to move back); `control` adds to or replaces
     the control's arguments. The tail stays unless replaced: the samples must see the
-    recovery. What the experiment injects and checks is unchanged."""
+    recovery. `rate` replaces the workload's (a lab server near its capacity, beside the
+    other stream's load). What the experiment injects and checks is unchanged."""
     experiment = json.loads(source.read_text())
     arguments = experiment["controls"][0]["provider"]["arguments"]
     arguments["workload"].update(ramp_s=2, baseline_s=10)
+    if rate is not None:
+        arguments["workload"]["rate"] = rate
     arguments.update(control)
     if fault_hold_s is not None:
         fault = arguments["fault"]

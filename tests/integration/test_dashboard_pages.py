@@ -115,6 +115,29 @@ def test_the_run_page_prints_each_figure_as_the_report_does(viewer, rolled_back)
     assert "{&#39;" not in page and "{'" not in page
 
 
+def test_the_run_page_has_the_consistency_checker_classes_with_examples(viewer, rolled_back):
+    from loadgen.consistency import Finding, summary
+
+    found = summary([Finding("stale", ("faultline-000", "<b>x-1"), 2.5, ""),
+                     Finding("recovered", ("faultline-000", "x-2"), 1.0, "")])
+    with rolled_back() as session:
+        run = make_run(session, title=_title(), figures=figures(stale_reads=1))
+        run.verify = {"checked": 3, "lost_objects": 0, "corrupt_objects": 0,
+                      "consistency": {"classes": found, "operations": 1200, "left_out": 0,
+                                      "listing_delay_s": 0.0}}
+        session.commit()
+
+    page = viewer.get(f"/runs/{run.id}").get_data(as_text=True)
+
+    table = page[page.index('<table id="consistency">'):]
+    assert '<td data-class="stale">1</td>' in table
+    assert "up to 2.500 s after a newer version was acknowledged; e.g. faultline-000/&lt;b&gt;x-1" \
+        in table
+    assert '<td data-class="resurrected">0</td>' in table
+    assert "classified over 1,200 operations" in page
+    assert '<td data-figure="stale_reads">1</td>' in page
+
+
 def test_the_run_page_shows_the_verdict_of_a_scheduled_run(viewer, rolled_back):
     with rolled_back() as session:
         run = make_run(session, title=_title())
