@@ -28,6 +28,7 @@ from flask import (
 from flask_login import current_user
 
 from clusters.exceptions import InventoryError
+from loadgen.workload import ALL_OPS, MORE_OPS, OPS
 from service.experiments import documents
 from service.experiments.catalogue import CatalogueError, ExperimentEntry, experiment, suites
 from service.experiments.catalogue import experiments as all_experiments
@@ -51,7 +52,7 @@ FIELDS = (("rate", "rate (ops/s, or a % of the calibrated capacity)", _rate),
           ("containers", "containers", int),
           ("objects_per_container", "objects per container", int),
           ("baseline_s", "baseline window (s)", float))
-MIX = ("read", "write", "delete")
+MIX = ALL_OPS  # read, write, delete, then the operations a mix may leave out (overwrite)
 
 
 @bp.get("/experiments")
@@ -104,7 +105,11 @@ def parse_form(form) -> dict[str, Any]:
     workload: dict[str, Any] = {}
     for key, _label, kind in FIELDS:
         workload[key] = _number(form.get(key, ""), key, kind)
-    workload["mix"] = {op: _number(form.get(f"mix_{op}", ""), f"mix {op}", int) for op in MIX}
+    workload["mix"] = {op: _number(form.get(f"mix_{op}", ""), f"mix {op}", int) for op in OPS}
+    for op in MORE_OPS:  # left empty (or by an older page): none of it
+        share = _number(form.get(f"mix_{op}", "") or "0", f"mix {op}", int)
+        if share:
+            workload["mix"][op] = share
     return workload
 
 

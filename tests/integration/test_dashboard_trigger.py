@@ -111,6 +111,11 @@ BAD = [
      "invalid workload: object_size must be &gt; 0, not 0"),
     ("bad-mix", "ceph-kill-osd", {"mix_delete": "50"}, "invalid workload: mix must sum to 100, "
                                                        "not 145"),
+    # an overwrite share is part of the sum; left out, it is none
+    ("bad-overwrite", "ceph-kill-osd", {"mix_overwrite": "10"},
+     "invalid workload: mix must sum to 100, not 110"),
+    ("overwrite-not-a-number", "ceph-kill-osd", {"mix_overwrite": "ten"},
+     "invalid workload: mix overwrite must be a whole number, not &#39;ten&#39;"),
     ("not-a-number", "ceph-kill-osd", {"containers": "two"},
      "invalid workload: containers must be a whole number, not &#39;two&#39;"),
     ("unknown-cluster", "ceph-kill-osd", {"cluster": "atlantis"},

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from clusters.access.inventory import load_cluster
 from loadgen.exceptions import WorkloadError
-from loadgen.workload import MAX_CAPACITY_SHARE, OPS, Workload, parse_workload
+from loadgen.workload import ALL_OPS, MAX_CAPACITY_SHARE, Workload, parse_workload
 from service.exceptions import InvalidInput
 from service.experiments import documents
 from service.experiments.library import check_upload
@@ -98,7 +98,7 @@ def _assert_fit_to_run(w: Workload) -> None:
         assert 0 < w.capacity_share <= MAX_CAPACITY_SHARE
     else:
         assert math.isfinite(w.rate) and w.rate > 0
-    assert sum(w.mix.values()) == 100 and set(w.mix) <= set(OPS)
+    assert sum(w.mix.values()) == 100 and set(w.mix) <= set(ALL_OPS)
     assert all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
                for v in w.mix.values())
     low, high = w.size_range()
