@@ -104,6 +104,11 @@ class HistoryLog:
         with self._lock:
             return len(self._versions.get(key, ()))
 
+    def read_size(self, key: Key, size: int) -> int:
+        """How much a read of the object asks for: its acknowledged size, or the largest any
+        object may have once it has several versions (a newer one may be larger)."""
+        return size if self.versions(key) <= 1 else max(size, self.payloads.max_size)
+
     def unknown_writes(self) -> list[tuple[Key, int, int]]:
         """(key, version, size) of each write whose outcome is unknown: the verify reads
         them, and one found is "recovered"."""

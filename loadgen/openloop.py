@@ -176,8 +176,7 @@ class OpenLoop:
             self.driver.write(container, name, data, self._on_done(
                 op, intended, container, name, len(data), version))
         elif op == "read":
-            size = entry.size if self.history.versions((entry.container, entry.name)) <= 1 \
-                else self.payloads.max_size  # a newer version may be larger
+            size = self.history.read_size((entry.container, entry.name), entry.size)
             self.driver.read(entry.container, entry.name, size,
                              self._on_done(op, intended, entry.container, entry.name, size))
             # the ledger holds the object from deletes until this read's done (_on_done)

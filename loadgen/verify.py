@@ -53,7 +53,7 @@ def verify(driver: AsyncDriver, entries: list[Entry], payloads: PayloadSource,
     def read(entry: Entry, done) -> None:
         key = (entry.container, entry.name)
         begun[key] = time.monotonic()
-        size = payloads.max_size if history and history.versions(key) > 1 else entry.size
+        size = history.read_size(key, entry.size) if history else entry.size
         driver.read(entry.container, entry.name, size, done)
 
     def final(entry: Entry, ok: bool, error: str | None, data: bytes | None) -> bool:
