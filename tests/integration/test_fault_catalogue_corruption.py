@@ -122,7 +122,7 @@ def test_a_corrupted_replica_is_found_and_repaired_and_no_client_reads_it_unseen
     finally:
         corrupt.restore_corruption(configuration=config)  # idempotent
     if lab == "ceph":
-        ceph_probes.wait_for_health_ok(timeout_s=120, require_all_up=True, configuration=config)
+        ceph_probes.wait_for_health_ok(timeout_s=300, require_all_up=True, configuration=config)
 
 
 @pytest.mark.parametrize("lab", [
