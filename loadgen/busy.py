@@ -87,6 +87,12 @@ class MeteredDriver:
     def delete(self, container: str, name: str, done: Done) -> None:
         self._submit(self.driver.delete, (container, name), done)
 
+    def head(self, container: str, name: str, done: Done) -> None:
+        self._submit(self.driver.head, (container, name), done)
+
+    def list(self, container: str, done: Done) -> None:
+        self._submit(self.driver.list, (container,), done)
+
     def _submit(self, call, args: tuple, done: Done) -> None:
         meter, clock = self.meter, self.meter.clock
 

@@ -18,6 +18,7 @@ import threading
 import time
 
 from .openloop import OpenLoop, op_chooser
+from .workload import MORE_OPS
 
 
 class ClosedLoop(OpenLoop):
@@ -87,10 +88,10 @@ def ring_of(driver):
 
 def closed_loop(driver, *args, **kwargs) -> ClosedLoop:
     """The closed loop for `driver` (ClosedLoop's arguments): RingClosedLoop on the driver's
-    librados ring when it offers one (ring_of) and the mix has no overwrite (the ring
-    writes new objects only), else ClosedLoop."""
+    librados ring when it offers one (ring_of) and the mix has only reads, writes and deletes
+    (the ring writes new objects only, and neither lists nor stats), else ClosedLoop."""
     workload = args[0] if args else kwargs["workload"]
-    ring = ring_of(driver) if not workload.mix.get("overwrite") else None
+    ring = ring_of(driver) if not any(workload.mix.get(op) for op in MORE_OPS) else None
     if ring is None:
         return ClosedLoop(driver, *args, **kwargs)
     from .rados_closedloop import RingClosedLoop

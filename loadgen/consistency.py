@@ -103,11 +103,18 @@ def check(history: History, listing_delay_s: float = 0.0) -> list[Finding]:
 
 
 def summary(findings: list[Finding]) -> dict[str, dict]:
-    """Per class: its count, the longest time since the acknowledgement, a few examples."""
-    out = {kind: {"count": 0, "max_since_ack_s": None, "examples": []} for kind in CLASSES}
+    """Per class: its count (of observations: a stale object read twice counts twice), the
+    objects it concerns (one resurrected object both read and listed counts once), the
+    longest time since the acknowledgement, a few examples."""
+    out = {kind: {"count": 0, "objects": 0, "max_since_ack_s": None, "examples": []}
+           for kind in CLASSES}
+    seen: set[tuple[str, Key]] = set()
     for finding in findings:
         entry = out[finding.kind]
         entry["count"] += 1
+        if (finding.kind, finding.key) not in seen:
+            seen.add((finding.kind, finding.key))
+            entry["objects"] += 1
         if finding.since_ack_s is not None:
             entry["max_since_ack_s"] = max(entry["max_since_ack_s"] or 0.0, finding.since_ack_s)
         name = "/".join(finding.key)

@@ -122,6 +122,16 @@ class HistoryLog:
         with self._lock:
             return list(dict.fromkeys(d.key for d in self.history.deletes if d.outcome == OK))
 
+    def containers(self) -> list[str]:
+        """The containers of the writes recorded, in their first write's order."""
+        with self._lock:
+            return list(dict.fromkeys(w.key[0] for w in self.history.writes))
+
+    def last_write_end(self) -> float:
+        """When the last write recorded ended (0.0: none)."""
+        with self._lock:
+            return max((w.end for w in self.history.writes), default=0.0)
+
     def _add_read(self, read: Read) -> None:
         with self._lock:
             if self._room():
@@ -137,4 +147,5 @@ class HistoryLog:
         return {"classes": summary(check(history, listing_delay_s)),
                 "operations": len(history.writes) + len(history.deletes)
                 + len(history.reads) + len(history.listings),
+                "listings": len(history.listings),
                 "left_out": left_out, "listing_delay_s": listing_delay_s}

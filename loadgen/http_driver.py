@@ -19,9 +19,12 @@ idle workers for nothing (the completing worker takes it back first), a few
 context switches per operation when the pool is larger than what is in flight.
 Only the first such request is kept; others from the same callback are queued.
 
+A list reads the container's whole listing, page after page on one worker's connection:
+its answer is the names, one per line (openloop.Done), and its byte count the listings'.
+
 A subclass says how to reach its service: `connect` (check the credentials, create the
-containers, then `_start_workers`), `check_access`, and `_send` (one request on a worker's
-connection).
+containers, then `_start_workers`), `check_access`, `_send` (one request on a worker's
+connection) and `_list_page` (one page of a container's listing).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from .openloop import Done
 from .swift_http import Connection, RequestFailure, Response, exception_class, status_class
 
 log = logging.getLogger(__name__)
+LIST = "LIST"  # a Request's method for a whole listing (pages of GETs)
 
 
 @dataclass(frozen=True)
@@ -87,6 +91,12 @@ class HttpDriver:
     def _send(self, conn: Connection, request: Request) -> Response:  # pragma: no cover
         raise NotImplementedError
 
+    def _list_page(self, conn: Connection, container: str,
+                   marker: str | None) -> tuple[Response, list[str], str | None]:
+        """One page of the listing after `marker`: the answer, its names and the marker of
+        the next page (None: this was the last)."""  # pragma: no cover
+        raise NotImplementedError
+
     def _error_of(self, response: Response) -> str | None:
         """The error class of an answer: None for a 2xx."""
         return status_class(response.status)
@@ -116,6 +126,12 @@ class HttpDriver:
 
     def delete(self, container: str, name: str, done: Done) -> None:
         self._submit(Request("DELETE", container, name, None, done))
+
+    def head(self, container: str, name: str, done: Done) -> None:
+        self._submit(Request("HEAD", container, name, None, done))
+
+    def list(self, container: str, done: Done) -> None:
+        self._submit(Request(LIST, container, "", None, done))
 
     def close(self, drain_s: float = 10.0) -> None:
         """Let the workers finish the queue for up to drain_s, then abort what is left.
@@ -179,6 +195,9 @@ class HttpDriver:
 
     def _serve(self, conn: Connection, request: Request) -> None:
         try:
+            if request.method == LIST:
+                self._serve_list(conn, request)
+                return
             response = self._send(conn, request)
         except RequestFailure as failure:  # the auth it needed failed
             error = "aborted" if self._abort.is_set() else failure.error_class
@@ -198,6 +217,21 @@ class HttpDriver:
             self._finish(request.done, True, len(response.body), None, response.body)
         else:
             self._finish(request.done, True, len(request.body or b""), None, None)
+
+    def _serve_list(self, conn: Connection, request: Request) -> None:
+        names: list[str] = []
+        nbytes, marker = 0, None
+        while True:
+            response, page, marker = self._list_page(conn, request.container, marker)
+            error = self._error_of(response)
+            if error:
+                self._finish(request.done, False, nbytes, error, None)
+                return
+            names += page
+            nbytes += len(response.body)
+            if marker is None:
+                break
+        self._finish(request.done, True, nbytes, None, "\n".join(names).encode())
 
     def _finish(self, done: Done, ok: bool, nbytes: int, error: str | None,
                 data: bytes | None) -> None:

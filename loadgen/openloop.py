@@ -26,13 +26,21 @@ from .workload import ALL_OPS, Workload
 
 log = logging.getLogger(__name__)
 
-Done = Callable[[bool, int, str | None, bytes | None], None]  # ok, bytes, error class, data
+# ok, bytes, error class, data (a list's: the container's names, one per line)
+Done = Callable[[bool, int, str | None, bytes | None], None]
 
 
 class AsyncDriver(Protocol):
     def write(self, container: str, name: str, data: bytes, done: Done) -> None: ...
     def read(self, container: str, name: str, size: int, done: Done) -> None: ...
     def delete(self, container: str, name: str, done: Done) -> None: ...
+    def head(self, container: str, name: str, done: Done) -> None: ...
+    def list(self, container: str, done: Done) -> None: ...
+
+
+def listed_names(data: bytes | None) -> frozenset[str]:
+    """The names of a list's answer (Done's data: one per line)."""
+    return frozenset(n for n in (data or b"").decode("utf-8", "replace").split("\n") if n)
 
 
 def intended_starts(start: float, rate: float) -> Iterator[float]:
@@ -132,10 +140,10 @@ class OpenLoop:
             self._issue(op, intended, rng)
 
     def _entry_for(self, op: str) -> Entry | None:
-        """The object a read or an overwrite (held from deletes until it is done) or a
-        delete (out of the ledger) works on; None for a write, or when there is nothing to
-        read, overwrite or delete yet."""
-        if op in ("read", "overwrite"):
+        """The object a read, a head or an overwrite (held from deletes until it is done) or
+        a delete (out of the ledger) works on; None for a write or a list, or when there is
+        nothing to read, overwrite or delete yet."""
+        if op in ("read", "overwrite", "head"):
             entry = self.ledger.pick()
         elif op == "delete":
             entry = self.ledger.take()
@@ -146,16 +154,18 @@ class OpenLoop:
                                self.clock())
         return entry
 
+    def _container(self, rng: random.Random) -> str:
+        containers = self.containers  # one container: no draw (nothing else uses rng)
+        return containers[rng.randrange(len(containers))] if len(containers) > 1 \
+            else containers[0]
+
     def _new_object(self, rng: random.Random) -> tuple[str, str]:
         """The container and name of the next write."""
-        containers = self.containers  # one container: no draw (nothing else uses rng)
-        container = containers[rng.randrange(len(containers))] if len(containers) > 1 \
-            else containers[0]
-        return container, f"{self.name_prefix}-{next(self._names)}"
+        return self._container(rng), f"{self.name_prefix}-{next(self._names)}"
 
     def _issue(self, op: str, intended: float, rng: random.Random) -> None:
         entry = self._entry_for(op)
-        if entry is None:
+        if entry is None and op != "list":
             op = "write"  # nothing to read or delete (yet)
         with self._lock:
             self.in_flight += 1
@@ -180,6 +190,12 @@ class OpenLoop:
             self.driver.read(entry.container, entry.name, size,
                              self._on_done(op, intended, entry.container, entry.name, size))
             # the ledger holds the object from deletes until this read's done (_on_done)
+        elif op == "head":
+            self.driver.head(entry.container, entry.name,
+                             self._on_done(op, intended, entry.container, entry.name, 0))
+        elif op == "list":
+            container = self._container(rng)
+            self.driver.list(container, self._on_done(op, intended, container, "", 0))
         else:
             self.driver.delete(entry.container, entry.name,
                                self._on_done(op, intended, entry.container, entry.name, 0))
@@ -205,18 +221,22 @@ class OpenLoop:
             except Exception:
                 log.exception(f"recording a completed {op} of {container}/{name} failed")
             finally:
-                if op in ("read", "overwrite"):
+                if op in ("read", "overwrite", "head"):
                     self.ledger.done_reading(container, name)
                 self._completed()
         return done
 
     def _record(self, op: str, key: tuple[str, str], version: int, start: float, end: float,
                 ok: bool, error: str | None, data: bytes | None) -> None:
-        """Into the history (a read records itself, as its check tells its version)."""
+        """Into the history (a read records itself, as its check tells its version; a head
+        that found the object says nothing of its version, and is not recorded)."""
         if op in ("write", "overwrite"):
             self.history.wrote(key, version, start, end, ok, error)
         elif op == "delete":
             self.history.deleted(key, start, end, ok, error)
+        elif op == "list":
+            if ok:
+                self.history.listed(key[0], start, end, listed_names(data))
         elif not ok:
             self.history.read(key, start, end, ok, error, data)
 

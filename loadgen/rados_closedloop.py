@@ -29,8 +29,8 @@ _LEAKED: list = []  # rings that never drained: their buffers must outlive them
 
 
 class RingClosedLoop(ClosedLoop):
-    # a capacity path: no consistency history (and no overwrite: closed_loop() gives a mix
-    # with overwrites to ClosedLoop)
+    # a capacity path: no consistency history (and no overwrite, list or head: closed_loop()
+    # gives such a mix to ClosedLoop)
     records_history = False
 
     def __init__(self, rados: RadosRing, *args, **kwargs):

@@ -7,11 +7,17 @@ instead of a thread per in-flight operation.
 python-rados runs each callback in librados' finisher, a C++ thread Python does not know,
 which would cost a new Python thread state per operation: the driver keeps the finisher's
 (loadgen/thread_state.py) and gives it back in close(), before librados shuts down.
+
+A head is a stat. A list walks the namespace's objects: python-rados has no asynchronous
+listing, so one listing thread serves the lists in turn (a listing visits every PG of the
+pool; several at once would only queue on the OSDs).
 """
 
 from __future__ import annotations
 
 import errno
+import logging
+import queue
 import threading
 
 import rados
@@ -21,6 +27,8 @@ from .exceptions import DriverError
 from .openloop import Done
 from .rados_ring import RadosRing
 from .thread_state import ThreadStates
+
+log = logging.getLogger(__name__)
 
 
 def error_class(ret: int) -> str:
@@ -46,6 +54,8 @@ class RadosDriver:
         self._ioctx: dict[str, rados.Ioctx] = {}
         self._states = ThreadStates()
         self._ring: RadosRing | None = None
+        self._lists: queue.SimpleQueue[tuple[str, Done] | None] | None = None
+        self._lister: threading.Thread | None = None
 
     def ring(self) -> RadosRing | None:
         """The C path's own connection, made on first use (closedloop.closed_loop asks for
@@ -80,6 +90,10 @@ class RadosDriver:
             self._cluster.shutdown()
 
     def close(self) -> None:
+        if self._lister is not None:
+            self._lists.put(None)  # after the lists queued: each completes first
+            self._lister.join()
+            self._lister = None
         if self._ring is not None:
             self._ring.close()
             self._ring = None
@@ -158,3 +172,39 @@ class RadosDriver:
             self._ioctx[container].aio_remove(name, complete)
         except rados.Error as exc:
             done(False, 0, type(exc).__name__, None)
+
+    def head(self, container: str, name: str, done: Done) -> None:
+        keep = self._states.keep
+        def complete(completion, _size, _mtime) -> None:
+            keep()
+            ret = completion.get_return_value()
+            done(ret >= 0, 0, None if ret >= 0 else error_class(ret), None)
+
+        try:
+            self._ioctx[container].aio_stat(name, complete)
+        except rados.Error as exc:
+            done(False, 0, type(exc).__name__, None)
+
+    def list(self, container: str, done: Done) -> None:
+        if self._lister is None:
+            self._lists = queue.SimpleQueue()
+            self._lister = threading.Thread(target=self._list_each, name="faultline-rados-list",
+                                            daemon=True)
+            self._lister.start()
+        self._lists.put((container, done))
+
+    def _list_each(self) -> None:
+        while (job := self._lists.get()) is not None:
+            container, done = job
+            try:
+                names = [o.key for o in self._ioctx[container].list_objects()]
+            except rados.Error as exc:
+                ret = getattr(exc, "errno", None)
+                answer = (False, 0, error_class(-ret) if ret else type(exc).__name__, None)
+            else:
+                data = "\n".join(names).encode()
+                answer = (True, len(data), None, data)
+            try:
+                done(*answer)
+            except Exception:  # the next list must still be served
+                log.exception(f"a completed list of {container} could not be recorded")

@@ -8,11 +8,17 @@ Over plain HTTP the payload is signed too (its SHA-256), as botocore does.
 
 An S3 error's class is its HTTP status and the error code of its XML body
 ("404 NoSuchKey", "503 SlowDown"); a HEAD has no body: its status alone.
+
+A list is ListObjectsV2, a page of up to 1,000 keys at a time. Its XML is parsed by the
+standard library's expat, which refuses entity expansion bombs since expat 2.4 (Debian 12
+ships 2.5); a page that does not parse is the class "bad listing".
 """
 
 from __future__ import annotations
 
 import re
+import xml.etree.ElementTree as ElementTree
+from urllib.parse import quote
 
 from botocore.auth import S3SigV4Auth
 from botocore.awsrequest import AWSRequest
@@ -22,11 +28,19 @@ from clusters.access.credentials import S3Credentials
 
 from .exceptions import DriverError
 from .http_driver import HttpDriver, Request
-from .swift_http import Connection, Endpoint, Response, describe, status_class
+from .swift_http import (
+    Connection,
+    Endpoint,
+    RequestFailure,
+    Response,
+    describe,
+    status_class,
+)
 
 _CODE = re.compile(rb"<Code>([A-Za-z0-9.]{1,64})</Code>")
 # a bucket name S3 accepts (path style): 3-63 of lowercase letters, digits, dots, hyphens
 _BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+LISTING_PAGE = 1000  # keys per ListObjectsV2 page: S3's largest
 
 
 def error_class(status: int, body: bytes) -> str | None:
@@ -42,6 +56,7 @@ class S3Driver(HttpDriver):
     """Asynchronous S3 operations on a fixed pool of keep-alive workers."""
 
     api_name = "S3"
+    listing_page = LISTING_PAGE  # a test lists in small pages
 
     def __init__(self, credentials: S3Credentials, containers: list[str],
                  concurrency: int = 32, connect_timeout_s: float = 10.0,
@@ -105,9 +120,28 @@ class S3Driver(HttpDriver):
         return self._request(conn, request.method, request.container, request.name,
                              request.body)
 
+    def _list_page(self, conn: Connection, container: str,
+                   marker: str | None) -> tuple[Response, list[str], str | None]:
+        """A ListObjectsV2 page; `marker` is the continuation token."""
+        query = f"list-type=2&max-keys={self.listing_page}" + (
+            "" if marker is None else f"&continuation-token={quote(marker, safe='')}")
+        response = self._request(conn, "GET", container, None, None, query)
+        if status_class(response.status):
+            return response, [], None
+        try:
+            root = ElementTree.fromstring(response.body)
+        except ElementTree.ParseError as exc:
+            raise RequestFailure("bad listing", f"an S3 listing of {container!r} that does "
+                                 f"not parse: {exc}") from None
+        names = [key.text or "" for key in root.iterfind("{*}Contents/{*}Key")]
+        truncated = (root.findtext("{*}IsTruncated") or "").strip().lower() == "true"
+        token = root.findtext("{*}NextContinuationToken")
+        return response, names, token if truncated and token else None
+
     def _request(self, conn: Connection, method: str, bucket: str | None, key: str | None,
-                 body: bytes | None) -> Response:
+                 body: bytes | None, query: str = "") -> Response:
         path = self.endpoint.path if bucket is None else self.endpoint.path_to(bucket, key)
+        path += f"?{query}" if query else ""
         signed = AWSRequest(method=method, url=self._base_url(path), data=body or b"")
         self._signer.add_auth(signed)
         return conn.request(self.endpoint, method, path, dict(signed.headers.items()), body)

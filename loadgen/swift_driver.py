@@ -8,6 +8,8 @@ the load must see each failure exactly once. A 401 makes the request re-authenti
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 from clusters.access.credentials import SwiftCredentials
 
 from .exceptions import DriverError
@@ -25,11 +27,14 @@ from .swift_http import (
 
 __all__ = ["SwiftDriver", "exception_class", "status_class"]
 
+LISTING_PAGE = 10_000  # names per listing page: Swift's default container_listing_limit
+
 
 class SwiftDriver(HttpDriver):
     """Asynchronous Swift API operations on a fixed pool of keep-alive workers."""
 
     api_name = "Swift"
+    listing_page = LISTING_PAGE  # a test lists in small pages
 
     def __init__(self, credentials: SwiftCredentials, containers: list[str],
                  concurrency: int = 32, connect_timeout_s: float = 10.0,
@@ -97,6 +102,24 @@ class SwiftDriver(HttpDriver):
         if response.status == 401:  # once per request; a second 401 is reported
             response = self._on(conn, self._auth.refresh(token), request)
         return response
+
+    def _list_page(self, conn: Connection, container: str,
+                   marker: str | None) -> tuple[Response, list[str], str | None]:
+        """A page of names in plain text, one per line (204 when there are none)."""
+        query = f"?format=plain&limit={self.listing_page}" + (
+            "" if marker is None else f"&marker={quote(marker, safe='')}")
+        token = self._auth.token()
+        response = self._listing(conn, token, container, query)
+        if response.status == 401:  # once, as _send
+            response = self._listing(conn, self._auth.refresh(token), container, query)
+        names = response.body.decode("utf-8", "replace").splitlines() \
+            if response.status == 200 else []
+        return response, names, names[-1] if len(names) >= self.listing_page else None
+
+    @staticmethod
+    def _listing(conn: Connection, token: Token, container: str, query: str) -> Response:
+        return conn.request(token.storage, "GET", token.storage.path_to(container) + query,
+                            {"X-Auth-Token": token.value})
 
     @staticmethod
     def _on(conn: Connection, token: Token, request: Request) -> Response:

@@ -4,20 +4,28 @@ With the load's history (loadgen.history_log), the verify also reads what the ch
 needs to close its classes: each write whose outcome was unknown (found: "recovered") and
 each object whose delete was acknowledged (served: "resurrected"); every read of this phase
 enters the history as final. Those extra reads count in no figure of the verify itself.
+Last, it lists each container once (an object written and not listed: a "listing gap"; a
+deleted one listed: "resurrected"), LISTING_DELAY_S or more after the load's last write.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
 from dataclasses import dataclass, field
 
 from .batch import each
 from .history_log import GONE, HistoryLog
 from .ledger import Entry
-from .openloop import AsyncDriver
+from .openloop import AsyncDriver, listed_names
 from .payload import PayloadSource
 
+log = logging.getLogger(__name__)
 EXTRA_READS = 10_000  # at most this many reads of unknown writes and of deleted objects
+# how long after its acknowledgement a write must be listed: Swift and RGW update the
+# listing within the PUT when all is well, so a second is slack, and a gap is a real one
+LISTING_DELAY_S = 1.0
 
 
 @dataclass
@@ -44,7 +52,8 @@ class VerifyResult:
 
 def verify(driver: AsyncDriver, entries: list[Entry], payloads: PayloadSource,
            concurrency: int = 32, timeout_s: float = 600.0,
-           history: HistoryLog | None = None, listing_delay_s: float = 0.0) -> VerifyResult:
+           history: HistoryLog | None = None,
+           listing_delay_s: float = LISTING_DELAY_S) -> VerifyResult:
     """Read each entry back; ENOENT is missing, other content is corrupt (a version of the
     object other than the entry's, which only a history can tell, is for the checker)."""
     result = VerifyResult()
@@ -80,8 +89,37 @@ def verify(driver: AsyncDriver, entries: list[Entry], payloads: PayloadSource,
     each(entries, read, settle, "verify", "reads", concurrency, timeout_s)
     if history is not None:
         _read_the_rest(driver, entries, history, read, final, concurrency, timeout_s)
+        _list_each(driver, history, listing_delay_s, timeout_s)
         result.consistency = history.result(listing_delay_s)
     return result
+
+
+def _list_each(driver: AsyncDriver, history: HistoryLog, delay_s: float,
+               timeout_s: float) -> None:
+    """One listing of each container the history wrote to, into the history. A listing
+    that fails is logged and leaves its container unlisted (the checker says so)."""
+    containers = history.containers()
+    if not containers:
+        return
+    wait = history.last_write_end() + delay_s - time.monotonic()
+    if wait > 0:
+        time.sleep(wait)
+    for container in containers:
+        answer: dict = {}
+        over = threading.Event()
+
+        def done(ok, _nbytes, error, data, answer=answer, over=over) -> None:
+            answer.update(ok=ok, error=error, data=data, end=time.monotonic())
+            over.set()
+
+        start = time.monotonic()
+        driver.list(container, done)
+        if not over.wait(timeout_s):
+            log.warning(f"verify: the listing of {container} took over {timeout_s:.0f} s")
+        elif answer["ok"]:
+            history.listed(container, start, answer["end"], listed_names(answer["data"]))
+        else:
+            log.warning(f"verify: the listing of {container} failed: {answer['error']}")
 
 
 def _read_the_rest(driver, entries, history, read, final, concurrency, timeout_s) -> None:

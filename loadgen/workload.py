@@ -24,8 +24,11 @@ from .exceptions import WorkloadError
 
 OPS = ("read", "write", "delete")  # every run's samples hold these, every second
 # an overwrite writes an existing object's next version (the consistency checker then sees
-# a stale read); its samples are recorded when the mix has it
-MORE_OPS = ("overwrite",)
+# a stale read); a list reads a container's whole listing (the checker sees a listing gap or
+# a listed delete); a head asks whether an object is there. Their samples are recorded when
+# the mix has them (COSBench's and warp's vocabulary)
+MORE_OPS = ("overwrite", "list", "head")
+ON_OBJECTS = ("read", "delete", "overwrite", "head")  # each works on an existing object
 ALL_OPS = OPS + MORE_OPS
 MAX_DRIVERS = 64
 GIB = 1024 ** 3
@@ -186,10 +189,10 @@ def _check(w: Workload) -> list[str]:
         problems.append("mix percentages must be numbers >= 0")
     elif abs(sum(shares) - 100) > 1e-9:
         problems.append(f"mix must sum to 100, not {sum(shares)}")
-    elif sum(w.mix.get(op, 0) for op in ("read", "delete", "overwrite")) > 0 \
+    elif sum(w.mix.get(op, 0) for op in ON_OBJECTS) > 0 \
             and w.mix.get("write", 0) == 0 and w.objects_per_container == 0:
-        problems.append("a mix that reads, overwrites or deletes needs objects: set "
-                        "objects_per_container or a write share")
+        problems.append("a mix that reads, overwrites, deletes or heads objects needs "
+                        "objects: set objects_per_container or a write share")
     return problems
 
 

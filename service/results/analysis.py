@@ -37,7 +37,7 @@ from typing import Any
 
 from loadgen.samples import merge_histograms
 
-from .consistency import consistency_of
+from .consistency import consistency_of, counted
 from .deficit import deficit, on_time_ops
 
 CLIENT_RECOVERY_HOLD_S = 10
@@ -48,7 +48,8 @@ NOT_STARTED = "not started"  # the error class of a missed start
 NO_DISRUPTION = "no disruption"  # how the reason of clients that never dipped begins
 # each figure of the consistency checker, by its class (loadgen.consistency)
 CHECKED = {"stale_reads": "stale", "resurrected_objects": "resurrected",
-           "unexpected_objects": "unexpected", "recovered_writes": "recovered"}
+           "unexpected_objects": "unexpected", "recovered_writes": "recovered",
+           "listing_gaps": "listing_gap"}
 
 
 @dataclass(frozen=True)
@@ -140,7 +141,10 @@ def _consistency(verify: dict[str, Any] | None, figures: dict, reasons: dict) ->
     record = consistency_of(verify)
     for key, kind in CHECKED.items():
         if record is not None:
-            figures[key] = record["classes"][kind]["count"]
+            figures[key] = counted(record, kind)
+            if figures[key] is None:
+                reasons[key] = ("no container listing was read (a run recorded before the "
+                                "verify listed, or every listing failed)")
             continue
         figures[key] = None
         reasons[key] = ("no verify phase ran" if verify is None else

@@ -22,11 +22,20 @@ def consistency_of(verify: dict[str, Any] | None) -> dict[str, Any] | None:
     return record if isinstance(record, dict) and "classes" in record else None
 
 
+def counted(record: dict[str, Any], kind: str) -> int | None:
+    """A class's figure: reads for stale reads, objects for the others (a record made
+    before the checker counted objects: its observations); None for listing gaps when no
+    listing was read."""
+    if kind == "listing_gap" and not record.get("listings"):
+        return None
+    found = record["classes"][kind]
+    return found["count"] if kind == "stale" else found.get("objects", found["count"])
+
+
 def consistency_figures(verify: dict[str, Any] | None) -> dict[str, int | None]:
-    """Each class's count (stale_reads, resurrected_objects, ...), None where not checked."""
+    """Each class's figure (counted), None where not checked."""
     record = consistency_of(verify)
-    classes = record["classes"] if record else {}
-    return {f"consistency_{kind}": (classes.get(kind) or {}).get("count")
+    return {f"consistency_{kind}": counted(record, kind) if record else None
             for kind, _, _ in CLASSES}
 
 
@@ -40,7 +49,8 @@ def consistency_rows(verify: dict[str, Any] | None) -> list[dict[str, Any]]:
     for kind, label, since in CLASSES:
         found = record["classes"][kind]
         longest = found.get("max_since_ack_s")
-        rows.append({"kind": kind, "label": label, "count": found["count"],
+        count = counted(record, kind)
+        rows.append({"kind": kind, "label": label, "count": "n/a" if count is None else count,
                      "when": (f"up to {longest:.3f} s {since}"
                               if found["count"] and longest is not None and since else ""),
                      "examples": found["examples"]})
@@ -56,7 +66,7 @@ def consistency_lines(verify: dict[str, Any] | None) -> list[str]:
     counts = ", ".join(f"{row['label']} {row['count']}" for row in rows)
     lines = [f"  consistency                  {counts}; {covered(record)}"]
     for row in rows:
-        if row["count"]:
+        if row["count"] and row["count"] != "n/a":
             when = f", {row['when']}" if row["when"] else ""
             lines.append(f"    {row['label']}: {row['count']}{when}; e.g. "
                          + ", ".join(row["examples"]))
@@ -66,6 +76,8 @@ def consistency_lines(verify: dict[str, Any] | None) -> list[str]:
 def covered(record: dict[str, Any]) -> str:
     """What the history covered: "over N operations", and what it left out."""
     text = f"over {record['operations']:,} operations"
+    if record.get("listings"):
+        text += f" ({record['listings']:,} of them listings)"
     if record.get("left_out"):
         text += f" ({record['left_out']:,} more were not recorded: the history is bounded)"
     return text

@@ -83,6 +83,9 @@ FIGURES: tuple[Figure, ...] = (
     Figure("stale_reads", "stale reads", count=True, margin=0),
     Figure("resurrected_objects", "resurrected objects", count=True, margin=0),
     Figure("unexpected_objects", "unexpected objects", count=True, margin=0),
+    # acknowledged, not deleted, and missing from a listing read LISTING_DELAY_S (1 s) or
+    # more later: what a client that lists a container before it reads does not find
+    Figure("listing_gaps", "listing gaps", count=True, margin=0),
     # not a fault of the store: writes whose outcome the client could not know, found
     Figure("recovered_writes", "recovered writes (unknown outcome, found)", kind="detail",
            count=True),

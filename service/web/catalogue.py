@@ -52,7 +52,7 @@ FIELDS = (("rate", "rate (ops/s, or a % of the calibrated capacity)", _rate),
           ("containers", "containers", int),
           ("objects_per_container", "objects per container", int),
           ("baseline_s", "baseline window (s)", float))
-MIX = ALL_OPS  # read, write, delete, then the operations a mix may leave out (overwrite)
+MIX = ALL_OPS  # read, write, delete, then the operations a mix may leave out (MORE_OPS)
 
 
 @bp.get("/experiments")

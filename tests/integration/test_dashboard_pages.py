@@ -278,7 +278,8 @@ def test_the_trigger_form_is_prefilled_and_names_the_blast_radius(viewer):
     assert 'name="mix_read" value="80"' in page and 'name="mix_delete" value="5"' in page
     assert 'name="mix_overwrite" value="0"' in page
     s3 = viewer.get("/experiments/ceph-s3-kill-osd/run").get_data(as_text=True)
-    assert 'name="mix_read" value="70"' in s3 and 'name="mix_overwrite" value="10"' in s3
+    assert 'name="mix_read" value="62"' in s3 and 'name="mix_overwrite" value="10"' in s3
+    assert 'name="mix_head" value="5"' in s3 and 'name="mix_list" value="3"' in s3
     assert "<b>powers off zone zone1: node1, node2 (nftables over SSH)</b>, for at least 60 s" \
         in page
     assert "takes down: osd.0, osd.1" in page

@@ -132,4 +132,13 @@ def test_the_summary_counts_each_class_with_its_longest_delay_and_examples():
     out = summary(check(history))
     assert out["lost"]["count"] == 8 and out["lost"]["max_since_ack_s"] == 16.0
     assert out["lost"]["examples"] == [f"faultline-000/obj-{i}" for i in range(5)]
-    assert out["stale"] == {"count": 0, "max_since_ack_s": None, "examples": []}
+    assert out["lost"]["objects"] == 8
+    assert out["stale"] == {"count": 0, "objects": 0, "max_since_ack_s": None, "examples": []}
+
+
+def test_an_object_found_twice_is_two_observations_and_one_object():
+    history = History(writes=[Write(K, 1, 0.0, 1.0, OK)], deletes=[Delete(K, 2.0, 3.0, OK)],
+                      reads=[Read(K, 5.0, 5.1, 1), Read(K, 6.0, 6.1, 1, final=True)],
+                      listings=[Listing("faultline-000", 8.0, 8.5, frozenset({"obj-1"}))])
+    out = summary(check(history))
+    assert out["resurrected"]["count"] == 3 and out["resurrected"]["objects"] == 1

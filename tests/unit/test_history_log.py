@@ -151,4 +151,35 @@ def test_an_object_read_back_after_its_delete_was_acknowledged_is_resurrected():
     driver.objects[deleted[0]] = driver.first[deleted[0]]  # a replica brings it back
     result = verify(driver, ledger.entries(), payloads, history=history)
     resurrected = result.consistency["classes"]["resurrected"]
-    assert resurrected["count"] == 1 and resurrected["examples"] == ["/".join(deleted[0])]
+    # read back by the verify, and listed by it: two observations of one object
+    assert resurrected["count"] == 2 and resurrected["objects"] == 1
+    assert resurrected["examples"] == ["/".join(deleted[0])]
+
+
+class UnlistedDriver(OldVersionDriver):
+    """Serves every object, but leaves `hidden` out of its listings (a container server
+    that missed the update)."""
+
+    hidden: tuple[str, str] | None = None
+
+    def list(self, container, done):
+        names = "\n".join(n for c, n in self.objects
+                          if c == container and (c, n) != self.hidden).encode()
+        done(True, len(names), None, names)
+
+
+def test_the_verify_lists_each_container_and_an_unlisted_object_is_a_listing_gap():
+    payloads, ledger = PayloadSource(seed=1, min_size=16, max_size=16), Ledger()
+    driver = UnlistedDriver()
+    history = HistoryLog(payloads)
+    run_to_end(_loop(driver, payloads, {"write": 100}, ledger, history))
+    driver.hidden = (ledger.entries()[0].container, ledger.entries()[0].name)
+    began = time.monotonic()
+    result = verify(driver, ledger.entries(), payloads, history=history)
+    record = result.consistency
+    assert record["listings"] == 1 and record["listing_delay_s"] == 1.0
+    assert record["classes"]["listing_gap"]["objects"] == 1
+    assert record["classes"]["listing_gap"]["examples"] == ["/".join(driver.hidden)]
+    assert record["classes"]["listing_gap"]["max_since_ack_s"] >= 1.0
+    assert time.monotonic() - began < 2.0  # waited the delay after the last write, no more
+    assert result.ok  # a gap in a listing loses no object

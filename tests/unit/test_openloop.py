@@ -67,6 +67,18 @@ class FakeDriver:
             done(True, 0, None, None)
         self._complete(finish)
 
+    def head(self, container, name, done):
+        def finish():
+            there = (container, name) in self.objects
+            done(there, 0, None if there else "ENOENT", None)
+        self._complete(finish)
+
+    def list(self, container, done):
+        def finish():
+            names = "\n".join(n for c, n in self.objects if c == container).encode()
+            done(True, len(names), None, names)
+        self._complete(finish)
+
 
 @pytest.fixture(scope="module")
 def payloads():
@@ -262,3 +274,36 @@ def test_reads_and_deletes_become_writes_while_the_ledger_is_empty(payloads):
     assert by_op["write"] >= 1
     assert sum(by_op.values()) == 5
     assert sum(s.error_count for s in samples_of(loop)) == 0
+
+
+def test_a_list_reads_a_container_s_names_into_the_history_and_a_head_finds_objects(payloads):
+    driver = FakeDriver()
+    ledger = _ledger_with_one_object(driver, payloads, payloads.content("obj-old", 64))
+    loop = make_loop(driver, payloads, ledger=ledger, mix={"list": 50, "head": 50},
+                     duration_s=0.2)
+
+    run_to_end(loop)
+
+    by_op = Counter()
+    for s in loop.recorder.take_all(time.monotonic(), loop.workload.ops()):
+        by_op[s.op] += s.ops
+        assert s.error_count == 0
+    assert by_op["list"] > 0 and by_op["head"] > 0 and by_op["write"] == 0
+    assert by_op["list"] + by_op["head"] == 20
+    listings = loop.history.history.listings
+    assert len(listings) == by_op["list"]
+    assert all(listing.names == frozenset({"obj-old"}) for listing in listings)
+    assert ledger.entries()  # a head holds its object from deletes only while it runs
+
+
+def test_a_head_of_an_object_gone_behind_the_load_s_back_is_its_error(payloads):
+    driver = FakeDriver()
+    ledger = _ledger_with_one_object(driver, payloads, payloads.content("obj-old", 64))
+    driver.objects.clear()
+    loop = make_loop(driver, payloads, ledger=ledger, mix={"head": 100}, duration_s=0.05)
+
+    run_to_end(loop)
+
+    samples = [s for s in loop.recorder.take_all(time.monotonic(), loop.workload.ops())
+               if s.op == "head"]
+    assert sum(s.errors.get("ENOENT", 0) for s in samples) == 5

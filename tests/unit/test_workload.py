@@ -52,17 +52,20 @@ def test_as_dict_round_trips_through_parse_workload():
     ({"mix": {}}, "invalid workload: mix must sum to 100, not 0"),
     ({"mix": {"read": 80, "write": 15, "remove": 5}},
      "invalid workload: mix has unknown operations remove (known: read, write, delete, "
-     "overwrite)"),
+     "overwrite, list, head)"),
     ({"mix": {"read": "80", "write": 20}},
      "invalid workload: mix percentages must be numbers >= 0"),
     ({"mix": {"read": 110, "write": -10}},
      "invalid workload: mix percentages must be numbers >= 0"),
     ({"mix": ["read"]},
-     "invalid workload: mix must be a mapping of read, write, delete, overwrite to "
-     "percentages"),
+     "invalid workload: mix must be a mapping of read, write, delete, overwrite, list, "
+     "head to percentages"),
     ({"mix": {"read": 100}, "objects_per_container": 0},
-     "invalid workload: a mix that reads, overwrites or deletes needs objects: "
-     "set objects_per_container or a write share"),
+     "invalid workload: a mix that reads, overwrites, deletes or heads objects needs "
+     "objects: set objects_per_container or a write share"),
+    ({"mix": {"head": 50, "list": 50}, "objects_per_container": 0},
+     "invalid workload: a mix that reads, overwrites, deletes or heads objects needs "
+     "objects: set objects_per_container or a write share"),
     ({"object_size": 0}, "invalid workload: object_size must be > 0, not 0"),
     ({"object_size": 100, "object_size_max": 50},
      "invalid workload: object_size_max must be >= 100, not 50"),
