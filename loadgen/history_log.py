@@ -7,7 +7,8 @@ serves, so one comparison is the usual cost. Bytes no version of the object ever
 are not a version: the read is corrupt (the open loop counts it so), not recorded here.
 
 The history is bounded: past MAX_OPERATIONS it stops recording and says how many
-operations it left out, so a long run's checker covers its first part, and says so.
+operations it left out, so a long run's checker covers its first part, and says so. A
+listing weighs one operation per name it holds (a listing of a big container is as big).
 """
 
 from __future__ import annotations
@@ -28,13 +29,14 @@ class HistoryLog:
         self.history = History()
         self.limit = limit
         self.left_out = 0
+        self._weight = 0  # operations recorded, a listing counting its names
         self._versions: dict[Key, dict[int, int]] = {}  # every version issued: its size
         self._lock = threading.Lock()
 
-    def _room(self) -> bool:
+    def _room(self, weight: int = 1) -> bool:
         """Whether one more operation is recorded (the lock is held)."""
-        h = self.history
-        if len(h.writes) + len(h.deletes) + len(h.reads) + len(h.listings) < self.limit:
+        if self._weight + weight <= self.limit:
+            self._weight += weight
             return True
         self.left_out += 1
         return False
@@ -86,7 +88,7 @@ class HistoryLog:
 
     def listed(self, container: str, start: float, end: float, names: frozenset[str]) -> None:
         with self._lock:
-            if self._room():
+            if self._room(max(1, len(names))):
                 self.history.listings.append(Listing(container, start, end, names))
 
     def version_of(self, key: Key, data: bytes | None) -> int | None:

@@ -82,6 +82,16 @@ def test_the_history_is_bounded_and_says_what_it_left_out():
     assert log.result(0.0)["left_out"] == 2
 
 
+def test_a_listing_weighs_as_many_operations_as_it_holds_names():
+    log = HistoryLog(PayloadSource(seed=1, min_size=8, max_size=8), limit=10)
+    log.listed("c", 0.0, 0.1, frozenset(f"o{i}" for i in range(8)))
+    log.listed("c", 1.0, 1.1, frozenset(f"o{i}" for i in range(8)))  # 16 > 10: left out
+    log.listed("c", 2.0, 2.1, frozenset())  # an empty listing weighs one
+    log.deleted(("c", "o1"), 3.0, 3.5, True, None)
+    assert len(log.history.listings) == 2 and len(log.history.deletes) == 1
+    assert log.result(0.0)["left_out"] == 1
+
+
 class OldVersionDriver(FakeDriver):
     """Keeps every version written; `serve_old` makes reads return an object's first one
     (a replica that missed the overwrites)."""
