@@ -48,6 +48,8 @@ def driver_for(cluster: Cluster, workload: Workload,
         problem = "does not apply to" if api in known else "is unknown for"
         raise DriverError(f"load API {api!r} {problem} {cluster.kind} cluster "
                           f"{cluster.name!r} (valid: {', '.join(valid)})")
+    if workload.multipart_above is not None and api != "s3":
+        raise DriverError(f"multipart_above applies to the S3 API only, not to {api!r}")
     containers = container_names(workload)
     if api == "rados":
         from .rados_driver import RadosDriver
@@ -61,7 +63,8 @@ def driver_for(cluster: Cluster, workload: Workload,
         from .s3_driver import S3Driver
 
         return S3Driver(s3_credentials(cluster), containers=containers,
-                        concurrency=concurrency)
+                        concurrency=concurrency, multipart_above=workload.multipart_above,
+                        part_size=workload.part_size)
     from .swift_driver import SwiftDriver
 
     return SwiftDriver(swift_credentials(cluster), containers=containers,

@@ -57,6 +57,7 @@ class HttpDriver:
     """Asynchronous object operations on a fixed pool of keep-alive workers."""
 
     api_name = "HTTP"  # in messages: "the Swift driver", "an S3 GET ..."
+    compound = (LIST,)  # operations of several requests, served by _serve_compound
 
     def __init__(self, containers: list[str], concurrency: int = 32,
                  connect_timeout_s: float = 10.0, read_timeout_s: float = 30.0):
@@ -195,8 +196,8 @@ class HttpDriver:
 
     def _serve(self, conn: Connection, request: Request) -> None:
         try:
-            if request.method == LIST:
-                self._serve_list(conn, request)
+            if request.method in self.compound:
+                self._serve_compound(conn, request)
                 return
             response = self._send(conn, request)
         except RequestFailure as failure:  # the auth it needed failed
@@ -217,6 +218,10 @@ class HttpDriver:
             self._finish(request.done, True, len(response.body), None, response.body)
         else:
             self._finish(request.done, True, len(request.body or b""), None, None)
+
+    def _serve_compound(self, conn: Connection, request: Request) -> None:
+        """An operation of several requests on one connection: a list, here."""
+        self._serve_list(conn, request)
 
     def _serve_list(self, conn: Connection, request: Request) -> None:
         names: list[str] = []

@@ -33,6 +33,9 @@ ALL_OPS = OPS + MORE_OPS
 MAX_DRIVERS = 64
 GIB = 1024 ** 3
 MAX_OBJECT_SIZE = 5 * GIB  # Swift's largest single object
+MIB = 1024 ** 2
+# S3 multipart: every part but the last is at least 5 MiB (RGW's and s3api's minimum)
+MIN_PART_SIZE = 5 * MIB
 # the largest value of each field: far past what a test of one cluster needs, small enough
 # that the generator, its ledger and the database hold it
 LIMITS: dict[str, int | float] = {
@@ -41,6 +44,7 @@ LIMITS: dict[str, int | float] = {
     "rate": 100_000, "workers": 4096, "max_in_flight": 4096,
     "ramp_s": 3600, "baseline_s": 3600, "duration_s": 7 * 86400,
     "seed": 2 ** 32 - 1, "drivers": MAX_DRIVERS,
+    "multipart_above": MAX_OBJECT_SIZE, "part_size": MAX_OBJECT_SIZE,
 }
 MEMORY_SHARE = 0.5  # of this machine's memory, the most the objects' buffers may take
 
@@ -63,6 +67,10 @@ class Workload:
     max_in_flight: int = 1024  # beyond this an intended start is counted as missed
     seed: int = 1
     drivers: int = 1  # load drivers on as many hosts (`faultline worker --queue load`)
+    # S3 only: an object larger than this many bytes is written as a multipart upload of
+    # part_size parts (None: every object in one PUT)
+    multipart_above: int | None = None
+    part_size: int = 8 * MIB
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -173,6 +181,7 @@ def _check(w: Workload) -> list[str]:
     if w.duration_s is not None:
         number("duration_s", w.duration_s, 0, True)
     whole("max_in_flight", w.max_in_flight, 1)
+    _check_multipart(w, whole)
     whole("drivers", w.drivers, 1)
     whole("seed", w.seed, 0)
     if not isinstance(w.prefill, bool):
@@ -194,6 +203,13 @@ def _check(w: Workload) -> list[str]:
         problems.append("a mix that reads, overwrites, deletes or heads objects needs "
                         "objects: set objects_per_container or a write share")
     return problems
+
+
+def _check_multipart(w: Workload, whole) -> None:
+    # S3 allows 10,000 parts: MAX_OBJECT_SIZE in MIN_PART_SIZE parts is 1,024 at most
+    whole("part_size", w.part_size, MIN_PART_SIZE)
+    if w.multipart_above is not None:
+        whole("multipart_above", w.multipart_above, 1)
 
 
 def _memory_problems(w: Workload, memory: int | None) -> list[str]:

@@ -19,8 +19,11 @@ from cleaning import clean
 from short_runs import shortened, stock_chaos_run
 from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
+from swiftclient.client import ClientException as SwiftClientException
+from swiftclient.client import Connection as SwiftConnection
 
-from clusters.access.credentials import S3Credentials, s3_credentials
+from clusters.access.credentials import S3Credentials, s3_credentials, swift_credentials
+from clusters.polling import poll_until
 from loadgen.exceptions import DriverError
 from loadgen.payload import PayloadSource
 from loadgen.s3_driver import S3Driver
@@ -139,6 +142,54 @@ def test_objects_round_trip_and_each_failure_is_classed(cluster, bucket):
     again = S3Driver(credentials, [bucket], concurrency=1)
     again.connect()  # the bucket exists and is ours: not an error
     again.close()
+
+
+def test_a_large_object_is_a_multipart_upload_and_a_refused_one_leaves_no_parts(
+        system, cluster, bucket):
+    credentials = s3_credentials(cluster)
+    size, mib = 12 * 1024 ** 2, 1024 ** 2
+    payloads = PayloadSource(11, size, size)
+    driver = S3Driver(credentials, [bucket], concurrency=2, multipart_above=8 * mib,
+                      part_size=5 * mib)
+    driver.connect()
+    try:
+        written = _run(driver, "write", ["big-0"], payloads)
+        assert written["big-0"][:3] == (True, size, None), written
+        read = _run(driver, "read", ["big-0"], payloads)
+        assert read["big-0"][0] and read["big-0"][3] == payloads.content("big-0")
+        # a multipart object's ETag names its parts: 5 + 5 + 2 MiB
+        head = _client(credentials).head_object(Bucket=bucket, Key="big-0")
+        assert head["ETag"].strip('"').endswith("-3"), head["ETag"]
+        # parts under S3's 5 MiB minimum: the completion is refused, the upload aborted
+        driver.part_size = mib
+        refused = _run(driver, "write", ["big-1"], payloads)
+        assert refused["big-1"][:3] == (False, 0, "400 EntityTooSmall"), refused
+    finally:
+        driver.close()
+    assert _client(credentials).list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
+    with pytest.raises(ClientError):
+        _client(credentials).head_object(Bucket=bucket, Key="big-1")
+    if system == "swift":  # s3api keeps the parts in a container of its own
+        _client(credentials).delete_object(Bucket=bucket, Key="big-0")
+        _delete_swift_container(cluster, f"{bucket}+segments")
+
+
+def _delete_swift_container(cluster, container: str) -> None:
+    """Gone or deleted; a 409 (its listing still shows the segments just deleted) waits."""
+    creds = swift_credentials(cluster)
+    conn = SwiftConnection(creds.auth_url, creds.user, creds.key, retries=1)
+
+    def deleted() -> bool:
+        try:
+            conn.delete_container(container)
+        except SwiftClientException as exc:
+            assert exc.http_status in (404, 409), exc
+            return exc.http_status == 404
+        return True
+    try:
+        poll_until(f"container {container} deleted", deleted, timeout_s=60)
+    finally:
+        conn.close()
 
 
 def test_a_wrong_secret_is_one_error_and_creates_nothing(cluster, bucket):

@@ -99,3 +99,41 @@ def test_a_swift_cluster_without_client_s3_says_so(key_files):
     workload = parse_workload({"mix": {"read": 100}, "rate": 10})
     with pytest.raises(CredentialsError, match="has no S3 API configured"):
         driver_for(_cluster("swift"), workload, "s3")
+
+
+def test_a_completion_that_failed_after_its_200_is_of_unknown_outcome():
+    from loadgen.outcomes import outcome
+    from loadgen.s3_driver import _error_after_200, _text_of
+    from loadgen.swift_http import Response
+
+    failed = Response(200, "OK", b"\n\n<Error><Code>InternalError</Code></Error>", None)
+    done = Response(200, "OK", b"<CompleteMultipartUploadResult><ETag>x</ETag>"
+                               b"</CompleteMultipartUploadResult>", None)
+    assert _error_after_200(failed) == "200 InternalError"
+    assert outcome(False, _error_after_200(failed)) == "unknown"
+    assert _error_after_200(done) is None
+    initiated = (b'<?xml version="1.0"?><InitiateMultipartUploadResult xmlns="http://s3.'
+                 b'amazonaws.com/doc/2006-03-01/"><Bucket>b</Bucket><Key>k</Key>'
+                 b"<UploadId>2~abc</UploadId></InitiateMultipartUploadResult>")
+    assert _text_of(initiated, "UploadId") == "2~abc"
+    assert _text_of(b"<not xml", "UploadId") is None
+
+
+@pytest.mark.parametrize(("workload", "message"), [
+    ({"multipart_above": 0}, "multipart_above must be >= 1, not 0"),
+    ({"part_size": 1024}, "part_size must be >= 5242880, not 1024"),
+])
+def test_a_multipart_setting_s3_refuses_is_refused_with_the_workload(workload, message):
+    from loadgen.exceptions import WorkloadError
+
+    with pytest.raises(WorkloadError, match=message):
+        parse_workload(workload, memory=2 ** 50)
+
+
+def test_multipart_is_refused_for_an_api_without_it(key_files):
+    workload = parse_workload({"multipart_above": 10 * 1024 ** 2})
+    with pytest.raises(DriverError, match="multipart_above applies to the S3 API only, "
+                                          "not to 'rados'"):
+        driver_for(_cluster("ceph", endpoint=ENDPOINT, **key_files), workload, "rados")
+    driver = driver_for(_cluster("ceph", endpoint=ENDPOINT, **key_files), workload, "s3")
+    assert (driver.multipart_above, driver.part_size) == (10 * 1024 ** 2, 8 * 1024 ** 2)
