@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass, field
 
 from .batch import each
+from .consistency import EXAMPLES
 from .history_log import GONE, HistoryLog
 from .ledger import Entry
 from .openloop import AsyncDriver, listed_names
@@ -133,3 +134,36 @@ def _read_the_rest(driver, entries, history, read, final, concurrency, timeout_s
     each(list(extra.values())[:EXTRA_READS], read,
          lambda entry, ok, error, data: final(entry, ok, error, data), "verify",
          "reads of unknown writes and deleted objects", concurrency, timeout_s)
+
+
+def merged(results: list[dict]) -> dict:
+    """The verifies of a run's drivers (VerifyResult.as_dict, each of its own share) as one:
+    counts added, lists joined (the first 100), and the consistency classes added when every
+    driver checked its history (each object is one driver's: its history is complete)."""
+    out = {"checked": sum(r["checked"] for r in results),
+           "lost_objects": sum(r["lost_objects"] for r in results),
+           "corrupt_objects": sum(r["corrupt_objects"] for r in results),
+           "unreadable_objects": sum(r["unreadable_objects"] for r in results),
+           "missing": [n for r in results for n in r["missing"]][:100],
+           "corrupt": [n for r in results for n in r["corrupt"]][:100],
+           "unreadable": dict(list({k: v for r in results
+                                    for k, v in r["unreadable"].items()}.items())[:100])}
+    records = [r.get("consistency") for r in results]
+    if records and all(records):
+        out["consistency"] = _merged_consistency(records)
+    return out
+
+
+def _merged_consistency(records: list[dict]) -> dict:
+    classes = {}
+    for kind in records[0]["classes"]:
+        found = [r["classes"][kind] for r in records]
+        longest = [f["max_since_ack_s"] for f in found if f["max_since_ack_s"] is not None]
+        classes[kind] = {"count": sum(f["count"] for f in found),
+                         "objects": sum(f.get("objects", f["count"]) for f in found),
+                         "max_since_ack_s": max(longest, default=None),
+                         "examples": [e for f in found for e in f["examples"]][:EXAMPLES]}
+    return {"classes": classes,
+            **{key: sum(r.get(key, 0) for r in records)
+               for key in ("operations", "listings", "left_out")},
+            "listing_delay_s": records[0]["listing_delay_s"], "drivers": len(records)}

@@ -148,8 +148,8 @@ def _consistency(verify: dict[str, Any] | None, figures: dict, reasons: dict) ->
             continue
         figures[key] = None
         reasons[key] = ("no verify phase ran" if verify is None else
-                        "not checked for this run (a load of several drivers, or a run "
-                        "recorded before the checker)")
+                        "not checked for this run (a load of several drivers one of which "
+                        "could not verify its share, or a run recorded before the checker)")
 
 
 def _baseline(seconds: list[Second], tl: Timeline, figures: dict, reasons: dict) -> None:

@@ -60,7 +60,7 @@ def consistency_rows(verify: dict[str, Any] | None) -> list[dict[str, Any]]:
 def consistency_lines(verify: dict[str, Any] | None) -> list[str]:
     """The report's lines: every class's count, then what each class found."""
     record = consistency_of(verify)
-    if record is None:  # nothing verified, a load of several drivers, or an older run
+    if record is None:  # nothing verified, a driver that could not verify, an older run
         return ["  consistency                  n/a: not checked for this run"]
     rows = consistency_rows(verify)
     counts = ", ".join(f"{row['label']} {row['count']}" for row in rows)

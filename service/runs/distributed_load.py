@@ -1,8 +1,10 @@
 """A run's load from several driver hosts (a workload with `drivers` > 1), seen from the run:
 the same calls as a LoadSession (prefill, start, stop, failure, acknowledged, verify),
 carried out by the drivers' jobs on the `load` queue (service.runs.load_driver) through the
-run_drivers table. The run's own driver connection only verifies. The drivers store their ledgers of
-acknowledged writes themselves.
+run_drivers table. The drivers store their ledgers of acknowledged writes themselves, and
+verify their own shares when asked (each with its own history: the consistency checker's
+classes come from them); the run merges their verifies. The run's own driver connection
+verifies everything itself, without a history, only when a driver could not.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from clusters.polling import poll_until
 from loadgen.exceptions import LoadError
 from loadgen.ledger import Entry
 from loadgen.payload import PayloadSource
-from loadgen.verify import VerifyResult, verify
+from loadgen.verify import VerifyResult, merged, verify
 from loadgen.workload import Workload
 from service.jobs.app import make_app
 from service.jobs.names import LOAD_QUEUE, LOAD_TASK
@@ -29,6 +31,17 @@ logger = logging.getLogger(__name__)
 READY_TIMEOUT_S = 120.0  # every driver connected and prefilled
 START_LEAD_S = 3.0  # the agreed start is this far ahead: every driver sees it in time
 STOP_TIMEOUT_S = 60.0  # a driver drains its operations (bounded by the op timeout)
+VERIFY_TIMEOUT_S = 1800.0  # a driver's verify: its reads, extra reads and listings
+
+
+class MergedVerify:
+    """The drivers' verifies as one (loadgen.verify.merged), as a VerifyResult is used."""
+
+    def __init__(self, record: dict):
+        self.record = record
+
+    def as_dict(self) -> dict:
+        return self.record
 
 
 class DistributedLoad:
@@ -72,8 +85,8 @@ class DistributedLoad:
         at = self.started_at + int(now - self.started_at) + 1.5
         self._set(stop_at=at)
         try:
-            self._wait(lambda d: d.state in ("stopped", "failed"), at - now + STOP_TIMEOUT_S,
-                       "stopped")
+            self._wait(lambda d: d.state in ("stopped", "verified", "failed"),
+                       at - now + STOP_TIMEOUT_S, "stopped")
         except LoadError as exc:
             self.failure = str(exc)
         failed = [d for d in self._drivers() if d.state == "failed"]
@@ -85,8 +98,15 @@ class DistributedLoad:
         with self.sessions() as session:
             return load_ledger(session, self.run_id)
 
-    def verify(self) -> VerifyResult:
-        return verify(self.driver, self.acknowledged(), self.payloads)
+    def verify(self) -> VerifyResult | MergedVerify:
+        self._set(verify_at=time.time())
+        try:
+            drivers = self._wait(lambda d: d.state == "verified", VERIFY_TIMEOUT_S, "verified")
+        except LoadError as exc:
+            logger.warning(f"{exc}: the run verifies every acknowledged object itself, "
+                           "without the drivers' histories (no consistency classes)")
+            return verify(self.driver, self.acknowledged(), self.payloads)
+        return MergedVerify(merged([d.verify for d in drivers]))
 
     def _drivers(self) -> list[RunDriver]:
         with self.sessions() as session:

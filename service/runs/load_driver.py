@@ -8,7 +8,9 @@ all, a few seconds ahead, and each driver starts its share of the load at that i
 schedule shifted by a fraction of an interval so that the drivers interleave. Each writes
 its own per-second samples (they line up, being counted from the same instant, and the
 figures merge them exactly); when the run writes a stop time, each stops, then writes its
-ledger of acknowledged writes for the run's verify.
+ledger of acknowledged writes. When the run asks (once the fault's daemons are back), each
+verifies its own share with its own history, so the consistency checker sees every
+operation on its objects, and writes the result for the run to merge.
 """
 
 from __future__ import annotations
@@ -85,6 +87,9 @@ def _drive(sessions: sessionmaker[Session], state: _DriverState) -> int:
         ops = load.loop.submitted if load.loop else 0
         failure = load.failure
         state.set(state="failed" if failure else "stopped", ops=ops, error=failure)
+        if not failure:
+            state.wait_for("verify_at", None)
+            state.set(state="verified", verify=load.verify().as_dict())
         return ops
     finally:
         load.stop()

@@ -151,15 +151,19 @@ class RunDriver(Base):
     run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"),
                                         primary_key=True)
     index: Mapped[int] = mapped_column(Integer, primary_key=True)
-    # queued -> ready (connected, prefilled) -> running -> stopped; or failed
+    # queued -> ready (connected, prefilled) -> running -> stopped -> verified; or failed
     state: Mapped[str] = mapped_column(String(20), default="queued")
     host: Mapped[str | None] = mapped_column(String(255))
     pid: Mapped[int | None] = mapped_column(Integer)
     start_at: Mapped[float | None] = mapped_column(Float)  # agreed by the run, wall clock
     stop_at: Mapped[float | None] = mapped_column(Float)
+    verify_at: Mapped[float | None] = mapped_column(Float)  # when the run asked for it
     prefilled: Mapped[int] = mapped_column(Integer, default=0)
     ops: Mapped[int] = mapped_column(BigInteger, default=0)
     error: Mapped[str | None] = mapped_column(Text)
+    # its verify of its own share (loadgen.verify.VerifyResult.as_dict), with its history's
+    # consistency classes: the run merges them (loadgen.verify.merged)
+    verify: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True),
                                                  server_default=func.now(),
                                                  onupdate=func.now())

@@ -117,7 +117,8 @@ def test_two_driver_hosts_carry_one_load_and_give_the_figures_of_one(
                                   .order_by(RunDriver.index)).scalars().all()
         # each driver ran in its own client namespace: its PID lives there
         in_ns = {node.netns: set(netns.pids_in(node.netns)) for node in client_hosts}
-        assert [d.state for d in drivers] == ["stopped", "stopped"], [d.error for d in drivers]
+        assert [d.state for d in drivers] == ["verified", "verified"], [d.error for d in drivers]
+        assert all(d.verify_at is not None and d.verify["consistency"] for d in drivers)
         assert {next(ns for ns, pids in in_ns.items() if d.pid in pids) for d in drivers} \
             == set(in_ns)
         assert all(d.ops > RATE / 2 * 20 for d in drivers)  # each carried half of ~25 s
@@ -141,6 +142,11 @@ def test_two_driver_hosts_carry_one_load_and_give_the_figures_of_one(
         figures_one = run_one.figures
 
     assert verify_two["checked"] == len(names) and verify_two["lost_objects"] == 0
+    # each driver checked its own objects' history; the run adds them up
+    consistency = verify_two["consistency"]
+    assert consistency["drivers"] == 2 and consistency["operations"] > len(names)
+    assert figures_two["stale_reads"] == 0 and figures_two["resurrected_objects"] == 0
+    assert figures_two["listing_gaps"] == 0  # each driver listed its containers once
     for figures in (figures_one, figures_two):
         assert figures["errors"] == 0
         assert figures["baseline_ops"] == pytest.approx(RATE, rel=0.05)

@@ -127,3 +127,32 @@ def test_reads_that_never_complete_time_out(payloads):
 
     with pytest.raises(TimeoutError, match=r"^verify: 2 reads still pending after 0 s$"):
         verify(SilentDriver(), entries, payloads, timeout_s=0.1)
+
+
+def test_the_verifies_of_several_drivers_add_up_and_their_classes_too():
+    from loadgen.consistency import Finding, summary
+    from loadgen.verify import merged
+
+    def record(findings, operations):
+        return {"classes": summary(findings), "operations": operations, "listings": 2,
+                "left_out": 0, "listing_delay_s": 1.0}
+    one = {"checked": 10, "lost_objects": 1, "corrupt_objects": 0, "unreadable_objects": 1,
+           "missing": ["c/a"], "corrupt": [], "unreadable": {"c/b": "timeout"},
+           "consistency": record([Finding("stale", ("c", "x"), 0.5, ""),
+                                  Finding("stale", ("c", "x"), 2.5, "")], 100)}
+    two = {"checked": 5, "lost_objects": 0, "corrupt_objects": 1, "unreadable_objects": 0,
+           "missing": [], "corrupt": ["c/d"], "unreadable": {},
+           "consistency": record([Finding("stale", ("c", "y"), 1.0, ""),
+                                  Finding("resurrected", ("c", "z"), 3.0, "")], 50)}
+    out = merged([one, two])
+    assert (out["checked"], out["lost_objects"], out["corrupt_objects"],
+            out["unreadable_objects"]) == (15, 1, 1, 1)
+    assert out["missing"] == ["c/a"] and out["corrupt"] == ["c/d"]
+    stale = out["consistency"]["classes"]["stale"]
+    assert (stale["count"], stale["objects"], stale["max_since_ack_s"]) == (3, 2, 2.5)
+    assert stale["examples"] == ["c/x", "c/y"]
+    assert out["consistency"]["classes"]["resurrected"]["objects"] == 1
+    assert (out["consistency"]["operations"], out["consistency"]["listings"],
+            out["consistency"]["drivers"]) == (150, 4, 2)
+    # one driver without a history: the run's classes are not checked
+    assert "consistency" not in merged([one, {**two, "consistency": None}])
