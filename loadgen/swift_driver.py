@@ -8,6 +8,7 @@ the load must see each failure exactly once. A 401 makes the request re-authenti
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from urllib.parse import quote
 
 from clusters.access.credentials import SwiftCredentials
@@ -97,10 +98,15 @@ class SwiftDriver(HttpDriver):
                               f"{response.status} {response.reason}")
 
     def _send(self, conn: Connection, request: Request) -> Response:
+        return self._authorized(lambda token: self._on(conn, token, request))
+
+    def _authorized(self, call: Callable[[Token], Response]) -> Response:
+        """`call` with the current token; once more with a new one after a 401 (once per
+        request; a second 401 is reported)."""
         token = self._auth.token()
-        response = self._on(conn, token, request)
-        if response.status == 401:  # once per request; a second 401 is reported
-            response = self._on(conn, self._auth.refresh(token), request)
+        response = call(token)
+        if response.status == 401:
+            response = call(self._auth.refresh(token))
         return response
 
     def _list_page(self, conn: Connection, container: str,
@@ -108,10 +114,7 @@ class SwiftDriver(HttpDriver):
         """A page of names in plain text, one per line (204 when there are none)."""
         query = f"?format=plain&limit={self.listing_page}" + (
             "" if marker is None else f"&marker={quote(marker, safe='')}")
-        token = self._auth.token()
-        response = self._listing(conn, token, container, query)
-        if response.status == 401:  # once, as _send
-            response = self._listing(conn, self._auth.refresh(token), container, query)
+        response = self._authorized(lambda token: self._listing(conn, token, container, query))
         names = response.body.decode("utf-8", "replace").splitlines() \
             if response.status == 200 else []
         return response, names, names[-1] if len(names) >= self.listing_page else None

@@ -11,7 +11,6 @@ deleted one listed: "resurrected"), LISTING_DELAY_S or more after the load's las
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from dataclasses import dataclass, field
 
@@ -90,37 +89,37 @@ def verify(driver: AsyncDriver, entries: list[Entry], payloads: PayloadSource,
     each(entries, read, settle, "verify", "reads", concurrency, timeout_s)
     if history is not None:
         _read_the_rest(driver, entries, history, read, final, concurrency, timeout_s)
-        _list_each(driver, history, listing_delay_s, timeout_s)
+        _list_each(driver, history, listing_delay_s, concurrency, timeout_s)
         result.consistency = history.result(listing_delay_s)
     return result
 
 
 def _list_each(driver: AsyncDriver, history: HistoryLog, delay_s: float,
-               timeout_s: float) -> None:
+               concurrency: int, timeout_s: float) -> None:
     """One listing of each container the history wrote to, into the history. A listing
-    that fails is logged and leaves its container unlisted (the checker says so)."""
+    that fails, or does not answer in time, is logged and leaves its container unlisted
+    (the checker says so)."""
     containers = history.containers()
     if not containers:
         return
     wait = history.last_write_end() + delay_s - time.monotonic()
     if wait > 0:
         time.sleep(wait)
-    for container in containers:
-        answer: dict = {}
-        over = threading.Event()
+    begun: dict[str, float] = {}
 
-        def done(ok, _nbytes, error, data, answer=answer, over=over) -> None:
-            answer.update(ok=ok, error=error, data=data, end=time.monotonic())
-            over.set()
-
-        start = time.monotonic()
+    def issue(container: str, done) -> None:
+        begun[container] = time.monotonic()
         driver.list(container, done)
-        if not over.wait(timeout_s):
-            log.warning(f"verify: the listing of {container} took over {timeout_s:.0f} s")
-        elif answer["ok"]:
-            history.listed(container, start, answer["end"], listed_names(answer["data"]))
+
+    def settle(container: str, ok: bool, error: str | None, data: bytes | None) -> None:
+        if ok:
+            history.listed(container, begun[container], time.monotonic(), listed_names(data))
         else:
-            log.warning(f"verify: the listing of {container} failed: {answer['error']}")
+            log.warning(f"verify: the listing of {container} failed: {error}")
+    try:
+        each(containers, issue, settle, "verify", "listings", concurrency, timeout_s)
+    except TimeoutError as exc:
+        log.warning(str(exc))
 
 
 def _read_the_rest(driver, entries, history, read, final, concurrency, timeout_s) -> None:
