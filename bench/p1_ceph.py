@@ -30,6 +30,7 @@ from __future__ import annotations
 import os
 import re
 import resource
+import socket
 import subprocess
 import time
 
@@ -65,9 +66,16 @@ def rados_bench(cluster, seconds: float) -> tuple[dict[str, float], dict[str, fl
     base = ["rados", "-c", conf, "-p", pool]
     rates: dict[str, float] = {}
     cpu_ms: dict[str, float] = {}
+    pids: list[int] = []  # each `rados bench` child's: its objects are named after it
 
     def remove() -> None:
         subprocess.run(base + ["cleanup", "--run-name", run], capture_output=True, timeout=300)
+        # a write that was interrupted wrote no run metadata for that cleanup to find
+        for pid in pids:
+            subprocess.run(base + ["cleanup", "--prefix",
+                                   f"benchmark_data_{socket.gethostname()}_{pid}"],
+                           capture_output=True, timeout=300)
+        subprocess.run(base + ["rm", run], capture_output=True, timeout=60)
 
     try:
         # Faultline's CPU is counted over its load alone; rados bench's process also starts,
@@ -77,7 +85,7 @@ def rados_bench(cluster, seconds: float) -> tuple[dict[str, float], dict[str, fl
                                 ("read", "rand", [])):
             cpu0 = _children_cpu()
             rates[op] = _iops(base + ["bench", str(int(seconds)), mode, "-t", str(IN_FLIGHT),
-                                      *extra, "--run-name", run])
+                                      *extra, "--run-name", run], pids)
             spent = max(0.0, _children_cpu() - cpu0 - startup)
             cpu_ms[op] = spent * 1000 / max(1.0, rates[op] * seconds)
     except BaseException:
@@ -104,11 +112,18 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _iops(command: list[str]) -> float:
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
-    found = re.search(r"Average IOPS:\s+([\d.]+)", done.stdout)
-    if done.returncode != 0 or found is None:
-        raise RuntimeError(f"{' '.join(command)} failed: {done.stdout[-500:]}{done.stderr}")
+def _iops(command: list[str], pids: list[int]) -> float:
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True) as child:
+        pids.append(child.pid)
+        try:
+            stdout, stderr = child.communicate(timeout=600)
+        except BaseException:
+            child.kill()
+            raise
+    found = re.search(r"Average IOPS:\s+([\d.]+)", stdout)
+    if child.returncode != 0 or found is None:
+        raise RuntimeError(f"{' '.join(command)} failed: {stdout[-500:]}{stderr}")
     return float(found.group(1))
 
 
