@@ -40,6 +40,7 @@ from . import labs
 from .cpus import separate_cpus
 from .load import condition, write_then_read_kept
 from .pairs import Cleanup, Tool, pairs
+from .pairs import aa_rows as pair_aa_rows
 from .results import Row, arguments, fail, median, median_interval, report
 
 IN_FLIGHT = 16
@@ -191,25 +192,10 @@ def rows_of(found: dict[str, dict[str, list]], count: int, seconds: float, label
 
 def aa_rows(found: dict[str, dict[str, list]], count: int, seconds: float,
             label: str) -> list[Row]:
-    """The A/A check: rados bench against itself by the same pairs. Its interval is the
-    method's own spread on this machine, where no difference exists: a target band
-    narrower than it cannot be shown here, whatever the client."""
-    rows = []
-    first, second = found["rados_bench"], found["rados_bench_again"]
-    for op in ("write", "read"):
-        ratios = [a / b for a, b in zip(first[op], second[op], strict=True)]
-        low, high, coverage = median_interval(ratios, CONFIDENCE)
-        rows.append(Row(
-            "P1-ceph-aa", f"A/A: rados bench against itself, 4 KiB {op}, {label}, median of "
-            f"{count} pairs of 2 runs each (pair ratios' median {median(ratios):.3f}, "
-            f"{coverage:.2%} interval {low:.3f}-{high:.3f})", median(first[op]), "ops/s",
-            median(second[op]), "rados bench",
-            "(for information: the method's spread where there is no difference)", None, "",
-            {"first": first[op], "second": second[op], "seconds": seconds,
-             "pair_ratios": ratios, "ratio_median": median(ratios), "ratio_low": low,
-             "ratio_high": high, "coverage": coverage, "runs_per_pair": 2,
-             "idle_wait_s": found["pair"]["idle_wait_s"]}))
-    return rows
+    """The A/A check: rados bench against itself by the same pairs."""
+    return pair_aa_rows(found, "rados_bench", "rados_bench_again", "P1-ceph-aa",
+                        f"A/A: rados bench against itself, 4 KiB {{op}}, {label}",
+                        "rados bench", count, seconds, CONFIDENCE)
 
 
 def main() -> None:

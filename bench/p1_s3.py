@@ -15,7 +15,10 @@ both operations; Faultline's CPU per operation (its whole process: signing, HTTP
 bookkeeping) at most 0.3 ms at the high end of its pairs' interval. The lab's daemons and
 the client run on CPUs of their own (bench/cpus.py), as in P1-ceph.
 
-    .venv/bin/python -m bench.p1_s3 --system ceph|swift [--pairs 6] [--seconds 10]
+`--aa` adds the A/A check, boto3 against itself by the same pairs (bench/pairs.aa_rows):
+the spread the method gives where there is no difference.
+
+    .venv/bin/python -m bench.p1_s3 --system ceph|swift [--pairs 6] [--seconds 10] [--aa]
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from . import labs
 from .cpus import separate_cpus
 from .load import condition, own_cpu, run_threads, write_then_read_kept
 from .p1_ceph import require_whole
-from .pairs import OPS, Cleanup, pairs
+from .pairs import OPS, Cleanup, aa_rows, pairs
 from .results import Row, arguments, fail, median, median_interval, report
 
 IN_FLIGHT = 16
@@ -130,6 +133,12 @@ def boto3_threads(cluster, seconds: float
     return rates, cpu_ms, remove
 
 
+def boto3_again(cluster, seconds: float
+                ) -> tuple[dict[str, float], dict[str, float], Cleanup]:
+    """boto3 as the other tool of the A/A check: the method against no difference."""
+    return boto3_threads(cluster, seconds)
+
+
 def _deleted(s3, bucket: str, key: str) -> bool:
     try:
         s3.delete_object(Bucket=bucket, Key=key)
@@ -185,6 +194,8 @@ def main() -> None:
     parser.add_argument("--system", choices=sorted(SERVER), required=True)
     parser.add_argument("--pairs", type=int, default=6)
     parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--aa", action="store_true",
+                        help="also boto3 against itself: the method's own spread")
     args = parser.parse_args()
     if args.pairs < 1 or args.seconds <= 0:
         fail("--pairs must be at least 1 and --seconds above 0")
@@ -198,7 +209,15 @@ def main() -> None:
         found = pairs(cluster, args.system, args.pairs, args.seconds, label,
                       (faultline, boto3_threads), check)
         load = (before, os.getloadavg()[0])
-    report(rows_of(found, args.system, args.pairs, args.seconds, label, load), args.json)
+        rows = rows_of(found, args.system, args.pairs, args.seconds, label, load)
+        if args.aa:
+            found = pairs(cluster, args.system, args.pairs, args.seconds, label,
+                          (boto3_threads, boto3_again), check)
+            rows += aa_rows(found, "boto3_threads", "boto3_again", f"P1-s3-{args.system}-aa",
+                            f"A/A: boto3 against itself through S3 on {SERVER[args.system]}, "
+                            f"4 KiB {{op}}, {label}", "boto3, 16 threads", args.pairs,
+                            args.seconds, CONFIDENCE)
+    report(rows, args.json)
 
 
 if __name__ == "__main__":

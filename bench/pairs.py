@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .load import wait_idle
+from .results import Row, median, median_interval
 
 Measured = tuple[dict[str, float], dict[str, float]]  # ops/s, client CPU ms per op
 Cleanup = Callable[[], None]  # deletes what a run wrote
@@ -64,3 +65,28 @@ def pair_figures(measured: list[Measured]) -> dict[str, float]:
         figures[op] = sum(ops) / len(ops)
         figures[f"{op}_cpu_ms"] = sum(cpu[op] * rates[op] for rates, cpu in measured) / sum(ops)
     return figures
+
+
+def aa_rows(found: dict[str, dict[str, list]], first: str, second: str, row_id: str,
+            what: str, reference_name: str, count: int, seconds: float,
+            confidence: float) -> list[Row]:
+    """The A/A check's rows: one tool (`first`, `second`: its two names in `found`) against
+    itself by the same pairs, per operation. Their interval is the method's own spread on
+    this machine, at this moment, where no difference exists: a target band narrower than
+    it cannot be shown here, whatever the client. `what` names the check ("A/A: rados bench
+    against itself, 4 KiB {op}, ..."), with `{op}` for the operation."""
+    rows = []
+    for op in OPS:
+        a, b = found[first][op], found[second][op]
+        ratios = [x / y for x, y in zip(a, b, strict=True)]
+        low, high, coverage = median_interval(ratios, confidence)
+        rows.append(Row(
+            row_id, f"{what.replace('{op}', op)}, median of {count} pairs of 2 runs each (pair "
+            f"ratios' median {median(ratios):.3f}, {coverage:.2%} interval {low:.3f}-"
+            f"{high:.3f})", median(a), "ops/s", median(b), reference_name,
+            "(for information: the method's spread where there is no difference)", None, "",
+            {"first": a, "second": b, "seconds": seconds, "pair_ratios": ratios,
+             "ratio_median": median(ratios), "ratio_low": low, "ratio_high": high,
+             "coverage": coverage, "runs_per_pair": 2,
+             "idle_wait_s": found["pair"]["idle_wait_s"]}))
+    return rows

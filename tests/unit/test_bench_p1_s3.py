@@ -31,3 +31,18 @@ def test_too_few_pairs_give_no_verdict():
                    "x", (1.0, 2.0))
     assert [row.met for row in rows] == [None] * 4
     assert "2 pairs: at least 5" in rows[0].gap
+
+
+def test_the_aa_check_gives_the_method_s_spread_and_judges_nothing():
+    from bench.pairs import aa_rows
+
+    found = {"boto3_threads": {"write": [100, 104, 98, 101, 97], "read": [50] * 5},
+             "boto3_again": {"write": [100, 100, 100, 100, 100], "read": [50] * 5},
+             "pair": {"idle_wait_s": [0.0] * 5}}
+    write, read = aa_rows(found, "boto3_threads", "boto3_again", "P1-s3-ceph-aa",
+                          "A/A: boto3 against itself, 4 KiB {op}, x", "boto3", 5, 10.0, 0.9)
+    assert write.id == "P1-s3-ceph-aa" and "4 KiB write" in write.what
+    assert (write.detail["ratio_low"], write.detail["ratio_median"],
+            write.detail["ratio_high"]) == (0.97, 1.0, 1.04)
+    assert write.met is None and read.met is None and "4 KiB read" in read.what
+    assert read.detail["pair_ratios"] == [1.0] * 5
