@@ -57,10 +57,18 @@ def server():
     thread.join()
 
 
-def _list(server, page: bytes) -> tuple[tuple, float]:
+@pytest.fixture(params=["AKID", "test:tester"], ids=["libcurl", "botocore"])
+def access_key(request):
+    """Both signing paths: libcurl's, and botocore's for a key libcurl would encode."""
+    return request.param
+
+
+def _list(server, page: bytes, access_key: str) -> tuple[tuple, float]:
     server.page = page
-    credentials = S3Credentials(f"http://127.0.0.1:{server.server_address[1]}", "AKID", "secret")
+    credentials = S3Credentials(f"http://127.0.0.1:{server.server_address[1]}", access_key,
+                                "secret")
     driver = S3Driver(credentials, ["faultline-hostile"], concurrency=1)
+    assert driver.signing == ("libcurl" if access_key == "AKID" else "botocore")
     driver.connect()
     answered = threading.Event()
     got: list[tuple] = []
@@ -78,14 +86,15 @@ def _list(server, page: bytes) -> tuple[tuple, float]:
         driver.close()
 
 
-def test_a_plain_listing_gives_its_names(server):
-    (ok, error, data), _ = _list(server, PLAIN)
+def test_a_plain_listing_gives_its_names(server, access_key):
+    (ok, error, data), _ = _list(server, PLAIN, access_key)
     assert (ok, error, data) == (True, None, b"obj-1\nobj-2")
 
 
 @pytest.mark.parametrize("page", [BOMB, EXTERNAL], ids=["entity-bomb", "external-entity"])
-def test_a_listing_that_declares_entities_is_a_bad_listing_and_nothing_is_expanded(server, page):
-    (ok, error, data), seconds = _list(server, page)
+def test_a_listing_that_declares_entities_is_a_bad_listing_and_nothing_is_expanded(
+        server, page, access_key):
+    (ok, error, data), seconds = _list(server, page, access_key)
     assert (ok, error) == (False, "bad listing")
     assert data is None or b"root:" not in data and b"lol" not in data
     assert seconds < 2.0, f"a hostile listing took {seconds:.1f} s to refuse"
