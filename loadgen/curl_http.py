@@ -25,18 +25,12 @@ from __future__ import annotations
 import os
 import socket
 import threading
-from dataclasses import dataclass
 
 import pycurl
 
+from clusters.access.credentials import S3Credentials
+
 from .swift_http import MAX_IDLE_S, Endpoint, Response
-
-
-@dataclass(frozen=True)
-class SigV4:
-    access_key: str
-    secret_key: str
-    region: str
 
 
 class Headers:
@@ -59,7 +53,8 @@ class Headers:
 class CurlConnection:
     """A libcurl easy handle: its own connection, kept alive between requests."""
 
-    def __init__(self, connect_timeout_s: float, read_timeout_s: float, signing: SigV4):
+    def __init__(self, connect_timeout_s: float, read_timeout_s: float,
+                 signing: S3Credentials):
         self.connect_timeout_s = connect_timeout_s
         self.read_timeout_s = read_timeout_s
         self.opened = 0
@@ -72,7 +67,9 @@ class CurlConnection:
 
     def request(self, endpoint: Endpoint, method: str, path: str, headers: dict[str, str],
                 body: bytes | None = None) -> Response:
-        curl = self._curl if self._curl is not None else self._new()
+        if self._curl is None:
+            self._curl = pycurl.Curl()
+        curl = self._curl
         curl.reset()
         lines: list[bytes] = []
         chunks: list[bytes] = []
@@ -124,10 +121,6 @@ class CurlConnection:
             curl.setopt(pycurl.POSTFIELDS, body)
         elif method != "GET":
             curl.setopt(pycurl.CUSTOMREQUEST, method)
-
-    def _new(self) -> pycurl.Curl:
-        self._curl = pycurl.Curl()
-        return self._curl
 
     def _opened_socket(self, fd: int, purpose: int) -> int:
         with self._lock:

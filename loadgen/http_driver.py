@@ -166,8 +166,12 @@ class HttpDriver:
             log.error(f"{self.api_name} driver threads still running after close: "
                       f"{', '.join(alive)}")
 
+    def _make_connection(self) -> Connection:
+        """A new connection of the kind this driver's requests go on (http.client's)."""
+        return Connection(self.connect_timeout_s, self.read_timeout_s)
+
     def _new_connection(self) -> Connection:
-        conn = Connection(self.connect_timeout_s, self.read_timeout_s)
+        conn = self._make_connection()
         with self._live_lock:
             self._live.add(conn)
         return conn

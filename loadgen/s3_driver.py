@@ -40,7 +40,7 @@ from botocore.credentials import Credentials
 
 from clusters.access.credentials import S3Credentials
 
-from .curl_http import CurlConnection, SigV4
+from .curl_http import CurlConnection
 from .exceptions import DriverError
 from .http_driver import LIST, HttpDriver, Request
 from .swift_http import (
@@ -111,20 +111,15 @@ class S3Driver(HttpDriver):
             raise DriverError(f"unusable S3 endpoint: {exc}") from None
         self.multipart_above = multipart_above
         self.part_size = part_size
-        self._signing: SigV4 | None = None
-        self._signer: S3SigV4Auth | None = None
-        if _CURL_SAFE_KEY.match(credentials.access_key):
-            self._signing = SigV4(credentials.access_key, credentials.secret_key,
-                                  credentials.region)
-        else:
-            self._signer = S3SigV4Auth(
-                Credentials(credentials.access_key, credentials.secret_key), "s3",
-                credentials.region)
+        self._credentials = credentials
+        self._signer = None if _CURL_SAFE_KEY.match(credentials.access_key) else S3SigV4Auth(
+            Credentials(credentials.access_key, credentials.secret_key), "s3",
+            credentials.region)
 
     @property
     def signing(self) -> str:
         """Who signs the requests: "libcurl", or "botocore" for a key libcurl would mangle."""
-        return "libcurl" if self._signing else "botocore"
+        return "libcurl" if self._signer is None else "botocore"
 
     def connect(self) -> None:
         """Check the key pair and create the buckets; raise DriverError on any failure."""
@@ -261,10 +256,7 @@ class S3Driver(HttpDriver):
     def _base_url(self, path: str) -> str:
         return f"{self.endpoint.scheme}://{self.endpoint.host}:{self.endpoint.port}{path}"
 
-    def _new_connection(self) -> AnyConnection:
-        if self._signing is None:
-            return super()._new_connection()
-        conn = CurlConnection(self.connect_timeout_s, self.read_timeout_s, self._signing)
-        with self._live_lock:
-            self._live.add(conn)
-        return conn
+    def _make_connection(self) -> AnyConnection:
+        if self._signer is not None:
+            return super()._make_connection()
+        return CurlConnection(self.connect_timeout_s, self.read_timeout_s, self._credentials)

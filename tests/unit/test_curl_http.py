@@ -6,14 +6,16 @@ keep-alive connection is opened once for many requests."""
 import socket
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
+from local_http import serving
 
-from loadgen.curl_http import CurlConnection, SigV4
+from clusters.access.credentials import S3Credentials
+from loadgen.curl_http import CurlConnection
 from loadgen.swift_http import Endpoint, exception_class
 
-SIGNING = SigV4("AKID", "secret", "us-east-1")
+SIGNING = S3Credentials("http://unused", "AKID", "secret")
 
 
 class _Ok(BaseHTTPRequestHandler):
@@ -33,13 +35,8 @@ class _Ok(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def ok_server():
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Ok)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield Endpoint.parse(f"http://127.0.0.1:{httpd.server_address[1]}/")
-    httpd.shutdown()
-    httpd.server_close()
-    thread.join()
+    with serving(_Ok) as httpd:
+        yield Endpoint.parse(f"http://127.0.0.1:{httpd.server_address[1]}/")
 
 
 @pytest.fixture

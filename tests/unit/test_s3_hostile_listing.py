@@ -5,9 +5,10 @@ bucket PUT with 200 and every GET with the page under test."""
 
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
+from local_http import serving
 
 from clusters.access.credentials import S3Credentials
 from loadgen.s3_driver import S3Driver
@@ -48,13 +49,8 @@ class _Answer(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def server():
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Answer)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield httpd
-    httpd.shutdown()
-    httpd.server_close()
-    thread.join()
+    with serving(_Answer) as httpd:
+        yield httpd
 
 
 @pytest.fixture(params=["AKID", "test:tester"], ids=["libcurl", "botocore"])
