@@ -41,9 +41,8 @@ def system(request) -> str:
     return request.param
 
 
-# the test's short phases, as each system's own kill test has them: Swift's full redundancy
-# after the restore is judged on the observer's views within the run, so its tail stays
-# the Swift lab's s3api serves about 60 GETs/s alone: at the experiment's 20 ops/s, beside
+# the test's short phases (the experiments' tails stay: Swift's is 30 s, see its description).
+# The Swift lab's s3api serves about 60 GETs/s alone: at the experiment's 20 ops/s, beside
 # the main stream's S3 run on Ceph, a queue built up in one baseline (refused, rightly)
 SHORT = {"ceph": {"tail_s": 3}, "swift": {"fault_hold_s": 15, "rate": 10}}
 
