@@ -196,6 +196,14 @@ class SwiftAdmin:
             disk_usage={d["device"]: round(d["used"] / d["size"], 4) for d in usage
                         if d.get("mounted") and d.get("size")})
 
+    def version(self) -> str | None:
+        """The Swift release the first answering storage node runs ("2.30.0")."""
+        for node in self.storage_nodes():
+            answer = self._recon(node, dict.fromkeys(SERVER_TYPES, True), "version")
+            if isinstance(answer, dict) and answer.get("version"):
+                return f"swift {answer['version']}"
+        return None
+
     def recon(self) -> list[NodeRecon]:
         return list(self._pool.map(self.node_recon, self.storage_nodes()))
 

@@ -24,6 +24,7 @@ from service.store.models import PG_INT_MAX, Run
 from .exceptions import CompareError
 from .figures import RunNotFound
 from .formatting import format_value, label_of
+from .recovery_notes import setting_differences
 from .report import API_KEYS, FIGURE_KEYS, NOTES, figure_labels, kept_out, report_dict
 from .trial_groups import describe, trial_groups
 
@@ -77,7 +78,7 @@ def unrecorded_entry(*, name: str, title: str, cluster: str, cluster_kind: str,
         "workload": workload, "error": error,
         "api": api or DEFAULT_API.get(cluster_kind, cluster_kind),
         "fault": None, "verify": None, "release": None, "note": NOTES.get(cluster_kind),
-        "topology_note": [],
+        "topology_note": [], "recovery_settings": None, "recovery_note": [],
     }
     for key in API_KEYS:
         entry[key] = None
@@ -202,6 +203,7 @@ def caveats(entries: list[dict[str, Any]]) -> list[str]:
     for note in dict.fromkeys(e["fault_note"] for e in entries if e.get("fault_note")):
         out.append(note)
     out += _topology_caveats(entries)
+    out += _recovery_caveats(entries)
     for e in entries:
         validity = e.get("validity") or {}
         if validity.get("valid") is False:
@@ -237,6 +239,18 @@ def _topology_caveats(entries: list[dict[str, Any]]) -> list[str]:
         for note in e.get("topology_note") or []:
             runs.setdefault(note, []).append(label(e))
     return [f"{', '.join(labels)}: {note}" for note, labels in runs.items()]
+
+
+def _recovery_caveats(entries: list[dict[str, Any]]) -> list[str]:
+    """The recovery settings the runs of one kind ran with differently, then each run's
+    settings that are not the release's defaults (a lab's shortened timers), once per note
+    with the runs it applies to."""
+    runs: dict[str, list[str]] = {}
+    for e in entries:
+        for note in e.get("recovery_note") or []:
+            runs.setdefault(note, []).append(label(e))
+    return setting_differences(entries, label) + [
+        f"{', '.join(labels)}: {note}" for note, labels in runs.items()]
 
 
 def _workload_differences(entries: list[dict[str, Any]]) -> list[str]:

@@ -15,6 +15,7 @@ from .deficit import ON_TIME_S
 from .figure_definitions import COMPAT_KEYS, REPORT_KEYS
 from .formatting import count_rows, label_of
 from .heals import heal_lines, heals
+from .recovery_notes import recovery_lines, setting_notes
 from .silenced import silenced_note
 
 # the figures a report, a comparison and the run page show; the JSON adds the mean drop for
@@ -256,6 +257,8 @@ def report_dict(run: Run) -> dict[str, Any]:
     out["note"] = NOTES.get(run.cluster_kind)
     out["fault_note"] = fault_note(run)
     out["topology_note"] = topology_note(run)
+    out["recovery_settings"] = run.recovery_settings  # read before the fault
+    out["recovery_note"] = setting_notes(run.recovery_settings)
     out["silenced_note"] = silenced_note(run)  # abort alerts silenced in Alertmanager
     out["corruption"] = corruption_figures(run)
     out["fault_detail"] = fault_detail(run) + corruption_lines(out["corruption"])
@@ -443,6 +446,7 @@ def format_report(data: dict[str, Any]) -> str:
         lines += [""] + [f"  {line}" for line in heal_lines(data["heals"])]
     if data.get("topology_note"):
         lines += [""] + [f"  topology: {note}" for note in data["topology_note"]]
+    lines += recovery_lines(data.get("recovery_settings"), data.get("recovery_note") or [])
     if data.get("silenced_note"):
         lines += [""] + [f"  silenced: {note}" for note in data["silenced_note"]]
     if data.get("note"):

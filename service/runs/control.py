@@ -64,7 +64,14 @@ from service.store import db
 from service.store.fault_ledger import use_database_ledger
 from service.store.recording import RunRecorder
 
-from . import calibration, capacity_runs, fault_timeline, restore_checks, silences
+from . import (
+    calibration,
+    capacity_runs,
+    fault_timeline,
+    recovery_settings,
+    restore_checks,
+    silences,
+)
 from .abort_watch import AbortWatch
 from .baseline_gate import BaselineGate
 from .distributed_load import DistributedLoad, defer_driver_job
@@ -152,6 +159,8 @@ class RunControl:
                 logger.warning(f"Topology: {note}")
         # an abort alert silenced in Alertmanager would never stop the run: say so
         silences.record(self.recorder, self.abort_on, self.cluster.name)
+        # the timers and limits that set the recovery figures, as the cluster has them now
+        self.recorder.update(recovery_settings=recovery_settings.read(self.cluster, self.api))
         self.heartbeat = Heartbeat(self.recorder)  # the row names this process as its owner
         self.heartbeat.start()
         if self.capacity_plan is not None:  # before the load: the cluster to itself

@@ -56,6 +56,9 @@ class Run(Base):
     # `faultline clean` deleted the acknowledged objects: when, and what it found
     objects_removed: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
     journal: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    # what decided the cluster's recovery, read before the fault
+    # (service/runs/recovery_settings.py): None for a run that never got that far
+    recovery_settings: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
     error: Mapped[str | None] = mapped_column(Text)
     # A run made by the queue: the document and target the worker runs, its job, who asked
     experiment: Mapped[dict[str, Any] | None] = mapped_column(JSONB)

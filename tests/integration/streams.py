@@ -37,7 +37,7 @@ SIDE_MODULES = frozenset({
     "test_dashboard_pages", "test_dashboard_charts", "test_dashboard_schedules",
     "test_auth_web", "test_hostile_sessions"})
 SIDE_PARAMETRIZED = frozenset({"test_fault_catalogue", "test_fault_catalogue_corruption",
-                               "test_s3_driver", "test_list_head"})
+                               "test_s3_driver", "test_list_head", "test_recovery_settings"})
 
 
 def _swift_case(item: pytest.Item) -> bool:

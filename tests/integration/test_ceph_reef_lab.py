@@ -235,6 +235,13 @@ def test_a_crash_run_reports_when_systemd_brought_the_osd_back(reef_cluster, env
     assert restarted.detail["daemon"] == "osd.1" and restarted.detail["restarts"] == 1
     assert RESTART_SEC - 1 <= restarted.detail["after_s"] <= RESTART_SEC + 20
     assert run.figures["fault_intent"]["kept"] is True
+    # the settings it ran under, from Reef's own daemons and defaults: mClock schedules
+    settings = {s["name"]: s for s in run.recovery_settings["settings"]}
+    assert run.recovery_settings["errors"] == [] and "18.2." in run.recovery_settings["release"]
+    assert settings["osd_op_queue"]["value"] == settings["osd_op_queue"]["default"] \
+        == "mclock_scheduler"
+    assert settings["osd_mclock_profile"]["value"] in ("balanced", "high_client_ops",
+                                                       "high_recovery_ops", "custom")
     _wait_healthy(reef_cluster)
 
 

@@ -219,6 +219,10 @@ def _assert_recorded_s3_kill(run: Run) -> None:
     assert run.load_api == "s3"
     assert f["baseline_ops"] > 0
     assert f["time_to_detect_s"] is not None, f["reasons"]
+    # what decided the recovery, read before the fault (service/runs/recovery_settings.py)
+    settings = run.recovery_settings
+    assert settings["errors"] == [] and settings["system"] == run.cluster_kind
+    assert {"mon_osd_down_out_interval", "interval"} & {s["name"] for s in settings["settings"]}
     assert f["time_to_full_redundancy_after_restore_s"] is not None, f["reasons"]
     assert f["lost_objects"] == 0 and f["corrupt_objects"] == 0
     assert f["verified_objects"] > 0

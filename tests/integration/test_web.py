@@ -39,6 +39,14 @@ def recorded_run(database_url) -> int:
         for s in range(60)])
     recorder.event("fault_injected", ts=start + 30.0, name="kill-osd")
     recorder.update(verify={"checked": 10, "lost_objects": 0, "corrupt_objects": 0})
+    recorder.update(recovery_settings={
+        "system": "ceph", "release": "ceph version 16.2.15 (618f) pacific (stable)",
+        "read_at": start - 5, "errors": [], "settings": [
+            {"name": "mon_osd_down_out_interval", "value": "30", "default": "600",
+             "where": "mon.a", "source": "file", "timer": True, "differs": []},
+            {"name": "osd_max_backfills", "value": "1", "default": "1",
+             "where": "osd.0 and 3 other OSDs up", "source": "default", "timer": False,
+             "differs": []}]})
     with sessions() as session:
         result = figures.compute(session, recorder.run_id)
     recorder.finish("completed", figures=result)
@@ -63,6 +71,11 @@ def test_run_page_shows_figures_and_draws_the_throughput_chart(recorded_run, ser
         assert page.inner_text("[data-figure='time_to_detect_s']") == "1.000 s"
         assert page.inner_text("[data-figure='lost_objects']") == "0"
         assert "+0.00 s\tfault injected" in page.inner_text("#timeline")
+        # the recovery settings it ran under, and the lab's shortened timer as a caveat
+        row = page.inner_text("#recovery-settings tr[data-setting='mon_osd_down_out_interval']")
+        assert row.split("\t")[:4] == ["mon_osd_down_out_interval", "30", "600", "mon.a (file)"]
+        assert ("mon_osd_down_out_interval is 30 s, 20x shorter than Ceph 16.2.15's default "
+                "600 s") in page.inner_text("#caveats")
         # the chart drew something: the canvas is not blank
         assert painted_pixels(page, "throughput") > 1000
         page.screenshot(path=str(tmp_path / "run.png"), full_page=True)

@@ -21,7 +21,7 @@ RANKS = {"clusters": 0, "actions": 1, "probes": 1, "loadgen": 1, "lab": 1, "serv
 # paths, polling, processes), then its packages
 CLUSTER_RANKS = {"base": 0, "access": 1, "ceph": 2, "swift": 2, "faults": 3, "discovery": 3,
                  "safety": 4}
-BASE_MODULES = {"exceptions", "paths", "polling", "processes"}
+BASE_MODULES = {"exceptions", "paths", "polling", "processes", "recovery_settings"}
 
 
 def _files(package: str) -> list[Path]:
