@@ -14,7 +14,9 @@ warm start is just booting the nodes. OSD disks are loop-mounted XFS images on t
 (lab/disks.py), bound into their node at /var/lib/ceph/osd/ceph-N; BlueStore makes its
 `block` file in them. The monitor's store lives in node1's overlay. One ceph.conf (cephx
 off, the Pacific lab's tuning) is bound read-only at /etc/ceph/ceph.conf in every node and
-used by Faultline's clients on the host. No RGW.
+used by Faultline's clients on the host. No RGW. The mgr's prometheus module listens on
+node1's address, port 9283, and the inventory names it (`client.prometheus`), so the
+embedded Prometheus scrapes the lab while it is in the inventory.
 
 Each node has a simulated BMC (lab/bmc.py: `ipmi_sim` on 127.0.0.1:16230+K, password in
 <home>/bmc/password) whose chassis power cuts or boots the node's container
@@ -191,8 +193,14 @@ def _make_mon(lab: ReefLab, fsid: str) -> None:
                                   "/var/lib/ceph/tmp-monmap"))
     _in_node(lab, node, *_as_ceph("ceph-mon", "--mkfs", "-i", MON_ID, "--monmap",
                                   "/var/lib/ceph/tmp-monmap"))
-    _in_node(lab, node, "systemctl", "enable", "--now", f"ceph-mon@{MON_ID}.service",
-             f"ceph-mgr@{MGR_ID}.service")
+    _in_node(lab, node, "systemctl", "enable", "--now", f"ceph-mon@{MON_ID}.service")
+
+
+def _make_mgr(lab: ReefLab, admin: CephAdmin) -> None:
+    """The manager, once its prometheus module knows where to listen: it starts with the
+    module on (mgr_initial_modules) and is not restarted to move it."""
+    ceph_setup.configure_prometheus(admin, lab.mon_node.address)
+    _in_node(lab, lab.mon_node, "systemctl", "enable", "--now", f"ceph-mgr@{MGR_ID}.service")
 
 
 def _make_osd(lab: ReefLab, osd: int, osd_uuid: str) -> None:
@@ -207,6 +215,7 @@ def _initialise(lab: ReefLab, state: dict[str, Any]) -> CephAdmin:
     under its unit. Returns a connected admin."""
     _make_mon(lab, state["fsid"])
     admin = ceph_setup.admin(lab, timeout=30.0)
+    _make_mgr(lab, admin)
     # the zone rule and the pool before any OSD boots, and the rule as the default, so the
     # mgr's .mgr pool is made on it too: PGs peer once, nothing is moved later (-9 s)
     rule = ceph_setup.ensure_crush_rule(admin)
@@ -257,7 +266,8 @@ def inventory_spec(lab: ReefLab) -> dict[str, Any]:
         "disks": [{"node": lab.node_of(osd).name, "device": str(lab.image(osd)),
                    "mount": str(lab.osd_dir(osd)), "osd": osd} for osd in range(OSD_COUNT)],
         "services": services,
-        "client": {"conf": str(lab.conf), "keyring": None, "pool": POOL},
+        "client": {"conf": str(lab.conf), "keyring": None, "pool": POOL,
+                   "prometheus": lab.metrics_url},
     }
 
 
@@ -322,6 +332,9 @@ def up(home: Path | None = None, timeout: float = HEALTH_TIMEOUT) -> dict[str, A
         ceph_setup.ensure_crush_zones(admin, {n.name: zones.zone_name(n.index)
                                               for n in lab.nodes})
         ceph_setup.ensure_pools(admin, rgw=False)
+        if mode == "warm":  # a lab made before its mgr exported metrics
+            ceph_setup.configure_prometheus(admin, lab.mon_node.address)
+            ceph_setup.ensure_prometheus_enabled(admin)
         final = ceph_setup.settle(admin, timeout)
         state["osd_addrs"] = _osd_addrs(admin)
         lab.write_state(state)

@@ -15,6 +15,7 @@ from .ceph_layout import (
     MON_ID,
     OSD_COUNT,
     OSD_TUNING,
+    PROMETHEUS_PORT,
     osd_section,
 )
 from .exceptions import LabError
@@ -76,6 +77,12 @@ class ReefLab(LabHome):
     def conf(self) -> Path:
         return self.home / "ceph.conf"
 
+    @property
+    def metrics_url(self) -> str:
+        """The mgr prometheus module's, on node1's address (the host reaches it over the
+        lab's bridge)."""
+        return f"http://{self.mon_node.address}:{PROMETHEUS_PORT}/metrics"
+
     def image(self, osd: int) -> Path:
         return self.home / "disks" / f"osd{osd}.img"
 
@@ -121,7 +128,7 @@ log_file =
 [mon]
 mon_warn_on_pool_no_redundancy = false
 mon_warn_on_insecure_global_id_reclaim_allowed = false
-mgr_initial_modules = iostat
+mgr_initial_modules = iostat prometheus
 
 [mgr]
 # Ceph's own test fixture; on Debian 13's Python 3.13 it crashes when loaded, and the crash

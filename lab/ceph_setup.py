@@ -60,8 +60,10 @@ def lab_status(lab: Any, network: netns.LabNetwork, daemons: dict[str, Any], mon
     }
 
 
-def configure_prometheus(admin: CephAdmin) -> None:
-    wanted = {"server_addr": "127.0.0.1", "server_port": str(PROMETHEUS_PORT),
+def configure_prometheus(admin: CephAdmin, address: str = "127.0.0.1") -> None:
+    """The mgr prometheus module's listening address, port and cache, where the host's
+    Prometheus reaches it (the Pacific lab's mgr is on loopback, the Reef lab's in node1)."""
+    wanted = {"server_addr": address, "server_port": str(PROMETHEUS_PORT),
               "scrape_interval": "5"}  # the default 15 s cache makes the metrics lag
     current = {(o["section"], o["name"]): o["value"] for o in admin.command("config dump")}
     for name, value in wanted.items():

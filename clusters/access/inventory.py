@@ -28,6 +28,7 @@ cluster name to its description:
           conf: /etc/ceph/ceph.conf
           keyring: null                 # a path; never the key itself
           pool: faultline
+          prometheus: http://10.77.0.11:9283/metrics   # the mgr's prometheus module, if on
 
 `chaos` says whether faults may be injected into the cluster. A cluster that does not say
 `allowed` is `protected`, as a storage operator expects of a cluster nobody marked: a
@@ -47,6 +48,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -270,6 +272,9 @@ def _parse_cluster(name: str, spec: Any, problems: list[str]) -> Cluster | None:
         client = {}
     if kind == "ceph" and "conf" not in client:
         problems.append(f"{where}: client.conf (path of ceph.conf) is required")
+    metrics = metrics_url_problem("client.prometheus", client.get("prometheus"))
+    if metrics:  # what Prometheus scrapes for this cluster (cluster_targets)
+        problems.append(f"{where}: {metrics}")
     ring_dir = shape_problem("client.node_swift_dir", client.get("node_swift_dir"), "path")
     if ring_dir:  # where scale writes the rings on each node
         problems.append(f"{where}: {ring_dir}")
@@ -315,6 +320,26 @@ def address_problem(what: str, value: str) -> str | None:
     if HOST_NAME.fullmatch(value) and len(value) <= 253:
         return None
     return f"{what} {value!r} must be an IP address or a host name"
+
+
+def metrics_url_problem(what: str, value: Any) -> str | None:
+    """None for no value or a plain http(s) URL of a host; else the problem."""
+    if value is None:
+        return None
+    says = f"{what} {value!r} must be an http:// or https:// URL of a metrics endpoint"
+    if not isinstance(value, str):
+        return says
+    try:
+        url = urlsplit(value)
+        port = url.port
+    except ValueError:
+        return says
+    if url.scheme not in ("http", "https") or not url.hostname or url.query or url.fragment:
+        return says
+    if url.username is not None or url.password is not None:
+        return f"{what} must not carry credentials"
+    host = address_problem(what, url.hostname)
+    return host or (says if port == 0 else None)
 
 
 def _disk_problems(where: str, disk: Disk) -> list[str]:

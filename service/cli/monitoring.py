@@ -7,7 +7,6 @@ import secrets
 
 import click
 
-from clusters.paths import default_inventory
 from service.accounts import services as accounts
 from service.accounts.exceptions import InvalidToken
 from service.monitoring import embedded as monitoring
@@ -25,11 +24,10 @@ def monitoring_group() -> None:
 @monitoring_group.command("up")
 @click.option("--service-url", default=monitoring.DEMO_SERVICE_URL, show_default=True,
               help="Where `faultline serve` listens: scraped, and Alertmanager's webhook.")
-@click.option("--inventory", default=None, help="Clusters to scrape (default: the lab's).")
-def up_cmd(service_url: str, inventory: str | None) -> None:
-    """Start them (or reload their configs) and print their URLs."""
-    urls = monitoring.up(service_url, inventory or str(default_inventory()),
-                         _prometheus_token(), alert_token())
+def up_cmd(service_url: str) -> None:
+    """Start them (or reload their configs) and print their URLs. The clusters scraped are
+    those of the service's inventory, asked every 5 s."""
+    urls = monitoring.up(service_url, _prometheus_token(), alert_token())
     click.echo(f"Prometheus: {urls['prometheus']}   Alertmanager: {urls['alertmanager']}")
 
 

@@ -1,10 +1,12 @@
 """The embedded Prometheus and Alertmanager: Debian's packages, on loopback, with their data
 and configs under $FAULTLINE_HOME/monitoring, known only through their pid files.
 
-Prometheus' scrape config is written here (it depends on the inventory and on where the
-service listens): the service's /metrics, the load drivers of the runs going on (the
-service's HTTP service discovery), each Ceph cluster's mgr prometheus module and each
-Swift cluster's recon as the service exports it. The alert rules and the Alertmanager
+Prometheus' scrape config is written here (it depends on where the service listens): the
+service's /metrics, and through the service's HTTP service discovery the load drivers of
+the runs going on, each Ceph cluster's mgr prometheus module and each Swift cluster's recon
+as the service exports it. The clusters come from the service's inventory at every refresh
+(service.monitoring.cluster_targets): a lab brought up after Prometheus is scraped within
+5 s, with no reload. The alert rules and the Alertmanager
 config are the files of dashboards/, as users would take them; only the service's URL in
 the Alertmanager webhook is set to where this service listens.
 
@@ -30,7 +32,6 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from clusters.access.inventory import load_inventory
 from clusters.paths import state_dir
 from lab import procs
 
@@ -59,20 +60,16 @@ def alertmanager_url() -> str:
     return f"http://127.0.0.1:{ALERTMANAGER_PORT}"
 
 
-def prometheus_config(service_url: str, inventory: str) -> dict:
-    """The scrape config: the service, its drivers, and every cluster of the inventory."""
+def prometheus_config(service_url: str) -> dict:
+    """The scrape config: the service, its drivers, and every cluster of its inventory."""
     service = urlsplit(service_url).netloc
     # type explicit: Prometheus 2.42's http_sd_config sends the bare token without it (401)
     token = {"type": "Bearer",
              "credentials_file": str(home() / "config" / "secrets" / "prometheus-token")}
-    ceph, swift = [], []
-    for cluster in load_inventory(inventory).values():
-        if cluster.kind == "ceph" and cluster.client.get("prometheus"):
-            target = urlsplit(cluster.client["prometheus"]).netloc
-            ceph.append({"targets": [target], "labels": {"cluster": cluster.name}})
-        elif cluster.kind == "swift":
-            swift.append({"targets": [service], "labels": {
-                "cluster": cluster.name, "__metrics_path__": f"/clusters/{cluster.name}/metrics"}})
+
+    def discovered(path: str) -> list[dict]:
+        return [{"url": f"{service_url.rstrip('/')}{path}", "refresh_interval": "5s",
+                 "authorization": token}]
     return {
         "global": {"scrape_interval": "5s", "evaluation_interval": "5s"},
         "rule_files": ["rules/*.yml"],
@@ -81,18 +78,18 @@ def prometheus_config(service_url: str, inventory: str) -> dict:
         "scrape_configs": [
             {"job_name": "faultline", "authorization": token,
              "static_configs": [{"targets": [service]}]},
-            {"job_name": "faultline-drivers", "http_sd_configs": [{
-                "url": f"{service_url.rstrip('/')}/prometheus/targets",
-                "refresh_interval": "5s", "authorization": token}]},
-            {"job_name": "ceph", "honor_labels": True, "static_configs": ceph},
+            {"job_name": "faultline-drivers",
+             "http_sd_configs": discovered("/prometheus/targets")},
+            # the mgr's own labels win (honor_labels); the token goes to the service only
+            {"job_name": "ceph", "honor_labels": True,
+             "http_sd_configs": discovered("/prometheus/clusters?kind=ceph")},
             {"job_name": "swift", "authorization": token, "scrape_timeout": "5s",
-             "static_configs": swift},
+             "http_sd_configs": discovered("/prometheus/clusters?kind=swift")},
         ],
     }
 
 
-def write_configs(service_url: str, inventory: str, prometheus_token: str,
-                  alert_token: str) -> Path:
+def write_configs(service_url: str, prometheus_token: str, alert_token: str) -> Path:
     """The config directory of both daemons; returns it."""
     config = home() / "config"
     (config / "rules").mkdir(parents=True, exist_ok=True)
@@ -104,7 +101,7 @@ def write_configs(service_url: str, inventory: str, prometheus_token: str,
     for rules in sorted((DASHBOARDS / "prometheus" / "rules").glob("*.yml")):
         shutil.copyfile(rules, config / "rules" / rules.name)
     (config / "prometheus.yml").write_text(
-        yaml.safe_dump(prometheus_config(service_url, inventory), sort_keys=False))
+        yaml.safe_dump(prometheus_config(service_url), sort_keys=False))
     routes = (DASHBOARDS / "alertmanager" / "alertmanager.yml").read_text()
     (config / "alertmanager.yml").write_text(
         routes.replace(DEMO_SERVICE_URL, service_url.rstrip("/")))
@@ -141,9 +138,9 @@ def _pid_file(name: str) -> Path:
     return home() / "run" / f"{name}.pid"
 
 
-def up(service_url: str, inventory: str, prometheus_token: str, alert_token: str) -> dict:
+def up(service_url: str, prometheus_token: str, alert_token: str) -> dict:
     """Start both (or reload a running one's config); return their URLs."""
-    config = write_configs(service_url, inventory, prometheus_token, alert_token)
+    config = write_configs(service_url, prometheus_token, alert_token)
     check_configs(config)
     for sub in ("run", "log", "data/prometheus", "data/alertmanager"):
         (home() / sub).mkdir(parents=True, exist_ok=True)

@@ -1,8 +1,9 @@
 """Prometheus' side of the service: `/metrics` (service.monitoring.metrics, read from the
 database at each scrape), `/prometheus/targets`, an HTTP service discovery document of the load
-drivers of the runs going on, labelled with run_id, cluster and experiment, and
-`/clusters/<name>/metrics`, a Swift cluster's recon as metrics (service.monitoring.swift_metrics;
-Ceph's come from its mgr's prometheus module).
+drivers of the runs going on, labelled with run_id, cluster and experiment,
+`/prometheus/clusters?kind=ceph|swift`, the same for the inventory's clusters
+(service.monitoring.cluster_targets), and `/clusters/<name>/metrics`, a Swift cluster's recon
+as metrics (service.monitoring.swift_metrics; Ceph's come from its mgr's prometheus module).
 
 Both need a viewer, like every page: Prometheus sends an API token (`authorization:
 credentials_file:` in its scrape config)."""
@@ -11,12 +12,12 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from flask import Blueprint, Flask, Response, abort, current_app, jsonify
+from flask import Blueprint, Flask, Response, abort, current_app, jsonify, request
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import select
 
 from clusters.exceptions import InventoryError
-from service.monitoring import swift_metrics
+from service.monitoring import cluster_targets, swift_metrics
 from service.monitoring.metrics import experiment_name, registry
 from service.store.models import Run
 
@@ -42,6 +43,20 @@ def driver_targets():
                    "labels": {"run_id": str(run.id), "cluster": run.cluster,
                               "experiment": experiment_name(run)}} for run in runs]
     return jsonify(groups)
+
+
+@bp.get("/prometheus/clusters")
+def cluster_target_groups():
+    kind = request.args.get("kind", "")
+    if kind not in cluster_targets.KINDS:
+        abort(400, description=f"kind must be one of {', '.join(cluster_targets.KINDS)}, "
+                               f"not {kind!r}")
+    try:
+        found = clusters()
+    except InventoryError as exc:  # Prometheus keeps the targets it had and logs this
+        abort(500, description=str(exc))
+    return jsonify(cluster_targets.target_groups(found.values(), kind, request.scheme,
+                                                 request.host))
 
 
 @bp.get("/clusters/<name>/metrics")

@@ -297,6 +297,7 @@ clusters:
                   key_file: /etc/secret/rgw-swift-KEY-PATH}
       s3: {endpoint: "http://192.0.2.1:7480", access_key_file: /etc/secret/s3-ACCESS-PATH,
            secret_key_file: /etc/secret/s3-SECRET-PATH}
+      prometheus: http://192.0.2.1:9283/metrics
   lab-swift:
     kind: swift
     chaos: allowed
@@ -410,8 +411,8 @@ def monitored_service_url(database_url, monkeypatch):
 def stack(ceph_cluster, swift_cluster, monitored_service_url, env, tmp_path):
     """Prometheus and Alertmanager with their state in the test's own directory."""
     env = {**env, "FAULTLINE_HOME": str(tmp_path), "FAULTLINE_ALERT_TOKEN": ALERT_TOKEN}
-    up = subprocess.run(["faultline", "monitoring", "up", "--service-url", monitored_service_url,
-                         "--inventory", str(default_inventory())], env=env, cwd=REPO,
+    up = subprocess.run(["faultline", "monitoring", "up", "--service-url", monitored_service_url],
+                        env=env, cwd=REPO,
                         capture_output=True, text=True, timeout=180)
     try:
         assert up.returncode == 0, up.stdout + up.stderr

@@ -49,7 +49,8 @@ def test_the_clusters_of_the_inventory_are_listed_with_their_shape(viewer):
     assert ceph["client"] == {"conf": "/etc/ceph/ceph.conf", "pool": "faultline",
                               "swift_api": {"auth_url": "http://192.0.2.1:7480/auth/1.0",
                                             "user": "faultline:swift"},
-                              "s3": {"endpoint": "http://192.0.2.1:7480"}}
+                              "s3": {"endpoint": "http://192.0.2.1:7480"},
+                              "prometheus": "http://192.0.2.1:9283/metrics"}
 
 
 def test_one_cluster_reads_as_in_the_list(viewer):

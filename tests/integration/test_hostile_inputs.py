@@ -292,8 +292,8 @@ def alertmanager(monitored_service_url, api_inventory, env, tmp_path):
     env = {**env, "FAULTLINE_HOME": str(tmp_path / "home"),
            "FAULTLINE_ALERT_TOKEN": os.environ["FAULTLINE_ALERT_TOKEN"],
            "FAULTLINE_INVENTORY": str(api_inventory)}
-    up = subprocess.run(["faultline", "monitoring", "up", "--service-url", monitored_service_url,
-                         "--inventory", str(api_inventory)], env=env, cwd=REPO,
+    up = subprocess.run(["faultline", "monitoring", "up", "--service-url", monitored_service_url],
+                        env=env, cwd=REPO,
                         capture_output=True, text=True, timeout=180)
     try:
         assert up.returncode == 0, up.stdout + up.stderr
@@ -351,7 +351,7 @@ def test_the_embedded_prometheus_has_no_lifecycle_api(alertmanager):
     before = subprocess.run(["faultline", "monitoring", "status"], env=env, cwd=REPO,
                             capture_output=True, text=True, timeout=60).stdout
     again = subprocess.run(["faultline", "monitoring", "up", "--service-url",
-                            "http://127.0.0.1:1", "--inventory", env["FAULTLINE_INVENTORY"]],
+                            "http://127.0.0.1:1"],
                            env=env, cwd=REPO, capture_output=True, text=True, timeout=120)
     assert again.returncode == 0, again.stdout + again.stderr
     after = subprocess.run(["faultline", "monitoring", "status"], env=env, cwd=REPO,

@@ -1,6 +1,7 @@
-"""The service's /metrics and its driver service discovery, from a real PostgreSQL: what
-they say follows the database (runs, their last results and verdicts, faults left in the
-ledger), promtool finds the exposition clean, and neither answers without a token."""
+"""The service's /metrics and its service discovery, from a real PostgreSQL: what they say
+follows the database (runs, their last results and verdicts, faults left in the ledger) and
+the inventory (the clusters to scrape), promtool finds the exposition clean, and none
+answers without a token."""
 
 from __future__ import annotations
 
@@ -83,6 +84,23 @@ def test_service_discovery_lists_the_drivers_of_running_runs(api_as, sessions, c
         "run_id": str(running.id), "cluster": cluster, "experiment": "ceph-kill-osd"}}]
 
 
-@pytest.mark.parametrize("path", ["/metrics", "/prometheus/targets"])
+def test_cluster_discovery_lists_each_cluster_of_the_inventory_where_it_is_scraped(api_as):
+    viewer = api_as("viewer")
+
+    ceph = viewer.get("/prometheus/clusters?kind=ceph")
+    swift = viewer.get("/prometheus/clusters?kind=swift", base_url="http://faultline.example:8080")
+    unknown = viewer.get("/prometheus/clusters?kind=rgw")
+
+    assert ceph.get_json() == [{"targets": ["192.0.2.1:9283"], "labels": {
+        "cluster": "lab-ceph", "__scheme__": "http", "__metrics_path__": "/metrics"}}]
+    assert swift.get_json() == [{"targets": ["faultline.example:8080"], "labels": {
+        "cluster": "lab-swift", "__scheme__": "http",
+        "__metrics_path__": "/clusters/lab-swift/metrics"}}]
+    assert unknown.status_code == 400
+    assert "kind must be one of ceph, swift, not 'rgw'" in unknown.get_data(as_text=True)
+
+
+@pytest.mark.parametrize("path", ["/metrics", "/prometheus/targets",
+                                  "/prometheus/clusters?kind=ceph"])
 def test_prometheus_endpoints_need_a_token(api_as, path):
     assert api_as(None).get(path).status_code == 401
