@@ -15,7 +15,8 @@ from chaoslib.discovery.discover import (
 
 ACTION_MODULES = ("actions.ceph", "actions.swift", "actions.disk", "actions.power",
                   "actions.network", "actions.fill", "actions.ceph_scale", "actions.cpu",
-                  "actions.corrupt", "actions.throttle", "actions.memory")
+                  "actions.corrupt", "actions.throttle", "actions.memory",
+                  "actions.recovery_tuning")
 PROBE_MODULES = ("probes.ceph", "probes.swift")
 
 

@@ -18,6 +18,7 @@ from . import (
 from .group import main
 
 for command in (runs.run_cmd, runs.runs_cmd, runs.report_cmd, runs.compare_cmd,
+                runs.recovery_study_cmd,
                 runs.suite_cmd, runs.verify_cmd, runs.clean_cmd, faults.faults_cmd, faults.heal_cmd,
                 lab.lab_group, serve.serve_cmd, jobs.worker_cmd, jobs.enqueue_cmd,
                 jobs.cancel_cmd, schedules.schedule_group, accounts.user_group,

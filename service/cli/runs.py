@@ -1,5 +1,5 @@
-"""`faultline run`, `runs`, `report`, `compare`, `suite`, `verify`, `clean`: experiments and
-their runs from the command line."""
+"""`faultline run`, `runs`, `report`, `compare`, `recovery-study`, `suite`, `verify`, `clean`:
+experiments and their runs from the command line."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from service.experiments import documents
 from service.experiments import suites as suite
 from service.experiments.repeats import MAX_TRIALS, final
 from service.results import comparison as compare
-from service.results import figures
+from service.results import figures, recovery_study
 from service.results.report import format_report, report_dict
 from service.runs import launch, trials
 from service.runs.audit import clean, reverify
@@ -117,6 +117,29 @@ def compare_cmd(run_ids: tuple[int, ...], as_json: bool) -> None:
     with db.session_factory()() as session:
         data = compare.compare(session, list(run_ids))
     click.echo(json.dumps(data, indent=2) if as_json else compare.format_comparison(data))
+
+
+@click.command("recovery-study")
+@click.argument("run_ids", nargs=-1, type=int, required=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def recovery_study_cmd(run_ids: tuple[int, ...], as_json: bool) -> None:
+    """Group runs by the recovery settings they met their fault under (e.g. the runs of
+    experiments/suites/recovery-profiles.json) and give, per group, the recovery's length
+    and the clients' throughput and p99 during it against their baseline: medians and
+    ranges over the trials."""
+    ids = list(dict.fromkeys(run_ids))
+    with db.session_factory()() as session:
+        rows = {r.id: r for r in session.execute(select(Run).where(Run.id.in_(ids))).scalars()}
+        missing = [str(i) for i in ids if i not in rows]
+        if missing:
+            fail(f"no run {', '.join(missing)}")
+        runs = [recovery_study.StudyRun(r.id, r.status, r.figures or {},
+                                        r.recovery_settings or {}) for r in rows.values()]
+    groups = recovery_study.study(runs)
+    if as_json:
+        click.echo(json.dumps([g.as_dict() for g in groups], indent=2))
+    else:
+        click.echo(recovery_study.format_table(groups))
 
 
 @click.command("suite")

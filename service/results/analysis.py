@@ -26,7 +26,13 @@ Times are seconds from t_fault, the moment the fault action returned, except
   right after an OSD boots, or is marked out, Ceph reports every PG clean for a
   few seconds before peering starts (seen: 3 clean polls, then 8 PGs peering);
 - data at risk is the time the cluster itself reported degraded/undersized
-  data: between the kill and the detection the cluster does not know yet.
+  data: between the kill and the detection the cluster does not know yet;
+- the recovery (`recovery_s`, and the clients' throughput and p99 during it against
+  the baseline's, `recovery_ops_ratio`, `recovery_p99_ratio`) runs from the first
+  sample after the fault where the cluster reports recovery at work (Ceph: a PG
+  recovering or backfilling, or waiting to) to full redundancy while the fault
+  persists: what an operator's recovery settings trade against the clients. Not
+  before: until Ceph marks the dead OSD out there is nothing to recover onto.
 A figure that cannot be measured is None, and `reasons` says why.
 """
 
@@ -75,6 +81,7 @@ class ClusterPoint:
     fully_redundant: bool  # no data below its replica count, health OK
     complete: bool = False  # fully redundant with every daemon back (up and in)
     at_risk: bool | None = False  # None: this sample could not tell
+    recovering: bool | None = None  # None: the system does not say (Swift)
 
 
 @dataclass(frozen=True)
@@ -100,7 +107,7 @@ def analyze(seconds: list[Second], points: list[ClusterPoint], tl: Timeline,
         for key in ("errors", "deficit_ops", "deficit_s", "throughput_drop",
                     "worst_second_drop", "time_to_detect_s", "time_to_client_recovery_s",
                     "time_to_full_redundancy_s", "time_to_full_redundancy_after_restore_s",
-                    "data_at_risk_s"):
+                    "data_at_risk_s", *RECOVERY_KEYS):
             figures[key] = None
             reasons[key] = "no fault was injected"
         figures["errors_by_class"] = figures["errors_by_op"] = {}
@@ -116,6 +123,7 @@ def analyze(seconds: list[Second], points: list[ClusterPoint], tl: Timeline,
         _throughput(seconds, tl, window_end, figures, reasons)
         _client_recovery(seconds, tl.fault, window_end, figures, reasons)
         _data_at_risk(points, tl, figures, reasons)
+        _recovery(seconds, points, tl, figures, reasons)
     figures["restore_at_s"] = (round(tl.restore - tl.fault, 3)
                                if tl.restore is not None and tl.fault is not None else None)
     if verify is None:
@@ -265,6 +273,45 @@ def _throughput(seconds: list[Second], tl: Timeline, end: float, figures: dict,
     mean = sum(s.ops for s in window) / len(window)
     figures["throughput_drop"] = _fraction(1 - mean / base)
     figures["worst_second_drop"] = _fraction(1 - min(s.ops for s in window) / base)
+
+
+RECOVERY_KEYS = ("recovery_s", "recovery_ops_ratio", "recovery_p99_ratio")
+
+
+def _recovery(seconds: list[Second], points: list[ClusterPoint], tl: Timeline, figures: dict,
+              reasons: dict) -> None:
+    """The recovery's length, and the clients' throughput and p99 during it against the
+    baseline's (see the module's docstring)."""
+    start = next((p.ts for p in points if p.ts >= tl.fault and p.recovering), None)
+    done = figures.get("time_to_full_redundancy_s")
+    end = tl.fault + done if done is not None else None
+    why = None
+    if not any(p.recovering is not None for p in points):
+        why = "the cluster does not report recovery at work (Swift's replication is not seen)"
+    elif start is None:
+        why = "no recovery was seen (no PG recovering or backfilling after the fault)"
+    elif end is None or end <= start:
+        why = "the cluster did not finish recovering while the fault persisted"
+    window = [s for s in seconds if s.ts + 1 > start and s.ts < end] if why is None else []
+    if why is None and not window:
+        why = "no load during the recovery"
+    if why is not None:
+        for key in RECOVERY_KEYS:
+            figures[key] = None
+            reasons[key] = why
+        return
+    figures["recovery_s"] = round(end - start, 3)
+    base_ops, base_p99 = figures.get("baseline_ops"), figures.get("baseline_p99_ms")
+    mean = sum(s.ops for s in window) / len(window)
+    figures["recovery_ops_ratio"] = round(mean / base_ops, 4) if base_ops else None
+    merged = merge_histograms([h for s in window for h in s.histograms])
+    p99 = (merged.get_value_at_percentile(99) / 1000 if merged.get_total_count() > 0
+           else None)
+    figures["recovery_p99_ratio"] = (round(p99 / base_p99, 3)
+                                     if p99 is not None and base_p99 else None)
+    for key in ("recovery_ops_ratio", "recovery_p99_ratio"):
+        if figures[key] is None:
+            reasons[key] = "no baseline" if not base_ops else "no latency was recorded"
 
 
 def _fraction(x: float) -> float:

@@ -94,8 +94,20 @@ def points_of(session: Session, run_id: int, restore: float | None = None) -> li
     return [ClusterPoint(ts=r.ts, fault_seen=fault_seen(r.state),
                          fully_redundant=bool(r.state.get("fully_redundant")),
                          complete=_complete(r.state, restore),
-                         at_risk=_at_risk(r.state))
+                         at_risk=_at_risk(r.state), recovering=recovering(r.state))
             for r in rows]
+
+
+RECOVERY_STATES = ("recover", "backfill")  # recovering, recovery_wait, backfilling, ...
+
+
+def recovering(state: dict[str, Any]) -> bool | None:
+    """Whether the cluster reports recovery at work or waiting: a Ceph PG recovering or
+    backfilling; None where the sample has no PG states (Swift)."""
+    pgs = state.get("pgs_by_state")
+    if not isinstance(pgs, dict):
+        return None
+    return any(n and any(word in name for word in RECOVERY_STATES) for name, n in pgs.items())
 
 
 def compute(session: Session, run_id: int) -> dict[str, Any]:

@@ -332,6 +332,10 @@ class RunControl:
                 and status == "succeeded" and "after" not in self.capacity):
             self._capacity_after()
         if name == self.baseline_after and status == "succeeded" and self.fault_ts is None:
+            # a setup step may have changed them (actions.recovery_tuning): stored as the
+            # fault will meet them
+            self.recorder.update(recovery_settings=recovery_settings.read(self.cluster,
+                                                                          self.api))
             started = time.time()
             self.recorder.event("baseline_started", ts=started)
             self._cpu_mark = CpuMark.now(wall=started)

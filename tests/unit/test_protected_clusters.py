@@ -22,6 +22,7 @@ from actions import (
     memory,
     network,
     power,
+    recovery_tuning,
     swift,
     throttle,
 )
@@ -124,6 +125,8 @@ FAULTS = [
     ("prod-ceph", corrupt.corrupt_replica, {"osd_id": 1, "object_name": "o"}),
     ("prod-ceph", memory.exhaust_memory, {"node": "node2", "size_mib": 64}),
     ("prod-ceph", network.degrade_link, {"node": "node2", "loss_percent": 10}),
+    ("prod-ceph", recovery_tuning.set_ceph_recovery,
+     {"settings": {"osd_mclock_profile": "high_recovery_ops"}}),
     ("prod-swift", swift.kill_server, {"server": "object", "node": "node2"}),
     ("prod-swift", swift.hang_server, {"server": "object", "node": "node2"}),
     ("prod-swift", swift.add_device, {"node": "node2"}),
@@ -149,10 +152,11 @@ def test_every_fault_of_the_actions_is_in_the_table_above():
     the test above plays each on a protected cluster."""
     faults = {f"{module.__name__}.{name}"
               for module in (ceph, ceph_scale, corrupt, cpu, disk, fill, memory, network,
-                             power, swift, throttle)
+                             power, recovery_tuning, swift, throttle)
               for name in module.__all__ if name not in RESTORES | WATCHES}
     assert {m for m in ACTION_MODULES} == {m.__name__ for m in (
-        ceph, ceph_scale, corrupt, cpu, disk, fill, memory, network, power, swift, throttle)}
+        ceph, ceph_scale, corrupt, cpu, disk, fill, memory, network, power, recovery_tuning,
+        swift, throttle)}
     assert faults == {f"{a.__module__}.{a.__name__}" for _, a, _ in FAULTS}
     assert all(getattr(a, "faultline_fault", False) for _, a, _ in FAULTS)  # safety.fault_action
 
