@@ -140,6 +140,8 @@ def recovery_study_cmd(run_ids: tuple[int, ...], as_json: bool) -> None:
         click.echo(json.dumps([g.as_dict() for g in groups], indent=2))
     else:
         click.echo(recovery_study.format_table(groups))
+        click.echo(f"\nThe chart: /studies/recovery?runs={','.join(map(str, ids))} on the "
+                   "dashboard")
 
 
 @click.command("suite")

@@ -34,6 +34,7 @@ from . import (
     reports,
     runs,
     schedules,
+    studies,
 )
 from .assets import ASSETS, VENDOR_FILES
 from .secret import secret_key
@@ -68,6 +69,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     prometheus.init_app(app)
     runs.init_app(app)
     compare.init_app(app)
+    studies.init_app(app)
     reports.init_app(app)
     clusters.init_app(app)
     catalogue.init_app(app)

@@ -35,7 +35,7 @@ SIDE_MODULES = frozenset({
     # main stream, so that the two together do not crowd the labs
     "test_api_auth", "test_api_openapi", "test_api_experiments", "test_compare_web",
     "test_dashboard_pages", "test_dashboard_charts", "test_dashboard_schedules",
-    "test_auth_web", "test_hostile_sessions"})
+    "test_auth_web", "test_hostile_sessions", "test_recovery_study_web"})
 SIDE_PARAMETRIZED = frozenset({"test_fault_catalogue", "test_fault_catalogue_corruption",
                                "test_s3_driver", "test_list_head", "test_recovery_settings"})
 

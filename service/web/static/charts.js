@@ -307,6 +307,37 @@
     return {curve: curve, cdf: cdf};
   }
 
+  /* The recovery-profile study: one point per group of runs (its settings), at the medians
+   * of its recovery's length (x) and of the client throughput kept during it (y), with the
+   * trials' range drawn as a cross of bars (service/results/recovery_study.py). */
+  function recoveryStudy(canvas, groups) {
+    const datasets = [];
+    groups.forEach((g, i) => {
+      const x = g.figures.recovery_s, y = g.figures.recovery_ops_ratio;
+      if (!x || !y) return;  // no recovery measured: said in the table
+      const color = COLORS[i % COLORS.length];
+      datasets.push({type: "scatter", label: `${g.label} (${x.n} runs)`, data: [
+        {x: x.median, y: y.median * 100}], backgroundColor: color, borderColor: color,
+        pointRadius: 6, pointHoverRadius: 8});
+      const bar = (points) => ({type: "line", data: points, borderColor: color,
+        borderWidth: 2, pointRadius: 0, showLine: true, fill: false, label: "",
+        recoveryRange: g.label});
+      datasets.push(bar([{x: x.low, y: y.median * 100}, {x: x.high, y: y.median * 100}]));
+      datasets.push(bar([{x: x.median, y: y.low * 100}, {x: x.median, y: y.high * 100}]));
+    });
+    return new Chart(canvas, {type: "scatter", data: {datasets: datasets}, options: {
+      animation: false, maintainAspectRatio: false, parsing: false,
+      scales: {
+        x: {type: "linear", title: {display: true,
+              text: "recovery: from recovery at work to full redundancy, s"}},
+        y: {type: "linear", title: {display: true,
+              text: "client throughput during recovery, % of baseline"}},
+      },
+      plugins: {legend: {labels: {filter: item => item.text !== ""}}},
+    }});
+  }
+
   global.Faultline = {marks: marks, drawRun: drawRun, updateRun: updateRun, overlay: overlay,
-                      trend: trend, calibration: calibration, setFullScale: setFullScale};
+                      trend: trend, calibration: calibration, setFullScale: setFullScale,
+                      recoveryStudy: recoveryStudy};
 })(window);
