@@ -89,8 +89,9 @@ def set_ceph_recovery(settings: dict = None, configuration: dict = None) -> dict
 
 
 def restore_ceph_recovery(configuration: dict = None) -> dict:
-    """Put back what the database held before set_ceph_recovery, as the ledger recorded it
-    (idempotent: with nothing outstanding, nothing is changed)."""
+    """Put back what the database held before set_ceph_recovery, as the ledger recorded it,
+    and wait until every up OSD runs it again (idempotent: with nothing outstanding, nothing
+    is changed)."""
     cluster = cluster_of(configuration)
     record = recorded(cluster, KEY)
     if record is None:
@@ -104,6 +105,7 @@ def restore_ceph_recovery(configuration: dict = None) -> dict:
     try:
         with CephAdmin.for_cluster(cluster) as admin:
             config_changes.put_back(admin, before)
+            config_changes.wait_put_back(admin, before)
     except ClusterError as exc:
         raise fail("restore_ceph_recovery", exc) from None
     ledger_restored(cluster, KEY)

@@ -115,6 +115,25 @@ def apply(admin: CephAdmin, settings: dict[str, str]) -> None:
         admin.command("config set", who=WHO, name=name, value=value)
 
 
+def wait_put_back(admin: CephAdmin, before: dict[str, str | None],
+                  timeout_s: float = TOOK_TIMEOUT_S) -> None:
+    """Until every up OSD runs what was there before: the old value, or, for a name the
+    database did not hold, nothing from the database any more; ClusterError otherwise."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        lagging = sorted(
+            f"{osd} still runs {name}={value}" for osd, values in _shown(admin, list(before))
+            .items() for name, (value, source) in values.items()
+            if (before[name] is None and source == "mon")
+            or (before[name] is not None and value != _text(before[name])))
+        if not lagging:
+            return
+        if time.monotonic() > deadline:
+            raise ClusterError(f"the settings were put back in the database, but after "
+                               f"{timeout_s:.0f} s {'; '.join(lagging)}")
+        time.sleep(0.5)
+
+
 def put_back(admin: CephAdmin, before: dict[str, str | None]) -> None:
     """The database as `previous` read it, for these names."""
     for name, value in before.items():
@@ -126,15 +145,22 @@ def put_back(admin: CephAdmin, before: dict[str, str | None]) -> None:
             admin.command("config set", who=WHO, name=name, value=str(value))
 
 
-def running_values(admin: CephAdmin, names: list[str]) -> dict[str, dict[str, str]]:
-    """{osd.N: {name: value}} as each up OSD runs them (`config show`)."""
+def _shown(admin: CephAdmin, names: list[str]) -> dict[str, dict[str, tuple[str, str]]]:
+    """{osd.N: {name: (value, source)}} as each up OSD runs them (`config show` lists what
+    does not come from the defaults: a name it leaves out is ("", "default"))."""
     up = [o["osd"] for o in (admin.command("osd dump") or {}).get("osds", []) if o.get("up")]
     shown = {}
     for osd in sorted(up)[:MAX_OSDS_CHECKED]:
-        entries = {e["name"]: _text(e["value"])
+        entries = {e["name"]: (_text(e["value"]), str(e.get("source", "")))
                    for e in admin.command("config show", who=f"osd.{osd}") or []}
-        shown[f"osd.{osd}"] = {name: entries.get(name, "") for name in names}
+        shown[f"osd.{osd}"] = {name: entries.get(name, ("", "default")) for name in names}
     return shown
+
+
+def running_values(admin: CephAdmin, names: list[str]) -> dict[str, dict[str, str]]:
+    """{osd.N: {name: value}} as each up OSD runs them ("" for its default)."""
+    return {osd: {name: value for name, (value, _) in values.items()}
+            for osd, values in _shown(admin, names).items()}
 
 
 def wait_taken(admin: CephAdmin, settings: dict[str, str],

@@ -28,7 +28,8 @@ Times are seconds from t_fault, the moment the fault action returned, except
 - data at risk is the time the cluster itself reported degraded/undersized
   data: between the kill and the detection the cluster does not know yet;
 - the recovery (`recovery_s`, and the clients' throughput and p99 during it against
-  the baseline's, `recovery_ops_ratio`, `recovery_p99_ratio`) runs from the first
+  the baseline's, `recovery_ops_ratio`, `recovery_p99_ratio`; `recovery_objects`, the
+  most degraded objects seen meanwhile, says how much it rebuilt) runs from the first
   sample after the fault where the cluster reports recovery at work (Ceph: a PG
   recovering or backfilling, or waiting to) to full redundancy while the fault
   persists: what an operator's recovery settings trade against the clients. Not
@@ -82,6 +83,7 @@ class ClusterPoint:
     complete: bool = False  # fully redundant with every daemon back (up and in)
     at_risk: bool | None = False  # None: this sample could not tell
     recovering: bool | None = None  # None: the system does not say (Swift)
+    degraded: int | None = None  # Ceph's degraded objects (copies below their count)
 
 
 @dataclass(frozen=True)
@@ -275,7 +277,7 @@ def _throughput(seconds: list[Second], tl: Timeline, end: float, figures: dict,
     figures["worst_second_drop"] = _fraction(1 - min(s.ops for s in window) / base)
 
 
-RECOVERY_KEYS = ("recovery_s", "recovery_ops_ratio", "recovery_p99_ratio")
+RECOVERY_KEYS = ("recovery_s", "recovery_ops_ratio", "recovery_p99_ratio", "recovery_objects")
 
 
 def _recovery(seconds: list[Second], points: list[ClusterPoint], tl: Timeline, figures: dict,
@@ -301,6 +303,11 @@ def _recovery(seconds: list[Second], points: list[ClusterPoint], tl: Timeline, f
             reasons[key] = why
         return
     figures["recovery_s"] = round(end - start, 3)
+    # how much there was to rebuild: recovery times of different amounts do not compare
+    degraded = [p.degraded for p in points if start <= p.ts <= end and p.degraded is not None]
+    figures["recovery_objects"] = max(degraded) if degraded else None
+    if not degraded:
+        reasons["recovery_objects"] = "the cluster's samples do not count degraded objects"
     base_ops, base_p99 = figures.get("baseline_ops"), figures.get("baseline_p99_ms")
     mean = sum(s.ops for s in window) / len(window)
     figures["recovery_ops_ratio"] = round(mean / base_ops, 4) if base_ops else None

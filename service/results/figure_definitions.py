@@ -83,6 +83,9 @@ FIGURES: tuple[Figure, ...] = (
            fraction=True, margin=0.05, report=False),
     Figure("recovery_p99_ratio", "client p99 latency during recovery / baseline", "x",
            margin=0.5, report=False),
+    # how much the recovery had to rebuild: what its length is for, shown, not judged
+    Figure("recovery_objects", "objects to rebuild (most degraded during recovery)",
+           kind="input", count=True, report=False),
     # any lost or corrupt object matters
     Figure("lost_objects", "lost objects", count=True, margin=0,
            gauge=("faultline_last_lost_objects", "Acknowledged objects not read back")),

@@ -94,8 +94,13 @@ def points_of(session: Session, run_id: int, restore: float | None = None) -> li
     return [ClusterPoint(ts=r.ts, fault_seen=fault_seen(r.state),
                          fully_redundant=bool(r.state.get("fully_redundant")),
                          complete=_complete(r.state, restore),
-                         at_risk=_at_risk(r.state), recovering=recovering(r.state))
+                         at_risk=_at_risk(r.state), recovering=recovering(r.state),
+                         degraded=_count(r.state.get("degraded_objects")))
             for r in rows]
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 RECOVERY_STATES = ("recover", "backfill")  # recovering, recovery_wait, backfilling, ...

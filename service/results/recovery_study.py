@@ -15,7 +15,10 @@ from statistics import median
 from typing import Any
 
 FIGURES = ("recovery_s", "recovery_ops_ratio", "recovery_p99_ratio",
-           "time_to_full_redundancy_s")
+           "time_to_full_redundancy_s", "recovery_objects")
+# derived per run: what the recovery's length is worth when the runs had different amounts
+# to rebuild (the clients' own writes during the fault add to it)
+RATE = "rebuilt_per_s"
 # the settings a group is named by, in this order (Ceph; Swift's replicator next)
 NAMED_BY = ("osd_op_queue", "osd_mclock_profile", "osd_max_backfills",
             "osd_recovery_max_active", "osd_mclock_override_recovery_settings")
@@ -88,8 +91,8 @@ def study(runs: list[StudyRun]) -> list[Group]:
         group.run_ids.append(run.run_id)
     by_id = {run.run_id: run for run in runs}
     for group in groups.values():
-        for key in FIGURES:
-            values = [by_id[i].figures.get(key) for i in group.run_ids]
+        for key in (*FIGURES, RATE):
+            values = [_figure(by_id[i].figures, key) for i in group.run_ids]
             measured = [float(v) for v in values if isinstance(v, int | float)]
             for run_id, value in zip(group.run_ids, values, strict=True):
                 if value is None and key == "recovery_s":
@@ -98,6 +101,33 @@ def study(runs: list[StudyRun]) -> list[Group]:
             group.spreads[key] = (Spread(round(median(measured), 4), min(measured),
                                          max(measured), len(measured)) if measured else None)
     return list(groups.values())
+
+
+def _figure(figures: dict[str, Any], key: str) -> Any:
+    if key != RATE:
+        return figures.get(key)
+    objects, seconds = figures.get("recovery_objects"), figures.get("recovery_s")
+    if isinstance(objects, int | float) and isinstance(seconds, int | float) and seconds > 0:
+        return round(objects / seconds, 1)
+    return None
+
+
+AMOUNT_SPREAD = 2.0  # the most rebuilt over the least: past this, times do not compare
+
+
+def caveats(groups: list[Group]) -> list[str]:
+    """What keeps the recovery times from comparing: runs that rebuilt very different
+    amounts (the clients' own writes during the fault add to what is rebuilt)."""
+    amounts = [s for g in groups if (s := g.spreads.get("recovery_objects"))]
+    if not amounts:
+        return []
+    least, most = min(s.low for s in amounts), max(s.high for s in amounts)
+    if least > 0 and most / least <= AMOUNT_SPREAD:
+        return []
+    ratio = f"{most / least:.0f}x" if least > 0 else "from none"
+    return [f"the runs rebuilt between {least:,.0f} and {most:,.0f} objects ({ratio}): "
+            "their recovery times do not compare, the rate rebuilt per second does; hold "
+            "the amount fixed before judging a setting by its time"]
 
 
 def _cell(spread: Spread | None, fmt: str) -> str:
@@ -111,13 +141,18 @@ def _cell(spread: Spread | None, fmt: str) -> str:
 def format_table(groups: list[Group]) -> str:
     """A Markdown table: one row per setting, medians with their range over the trials."""
     lines = ["| settings | runs | recovery, s | client throughput during it / baseline "
-             "| client p99 during it / baseline | full redundancy after the fault, s |",
-             "|---|---|---|---|---|---|"]
+             "| client p99 during it / baseline | full redundancy after the fault, s "
+             "| objects to rebuild (most degraded) | rebuilt per second |",
+             "|---|---|---|---|---|---|---|---|"]
     for g in groups:
         s = g.spreads
         lines.append(f"| {g.label} | {len(g.run_ids)} | {_cell(s.get('recovery_s'), '.1f')} "
                      f"| {_cell(s.get('recovery_ops_ratio'), '.2f')} "
                      f"| {_cell(s.get('recovery_p99_ratio'), '.2f')} "
-                     f"| {_cell(s.get('time_to_full_redundancy_s'), '.1f')} |")
+                     f"| {_cell(s.get('time_to_full_redundancy_s'), '.1f')} "
+                     f"| {_cell(s.get('recovery_objects'), ',.0f')} "
+                     f"| {_cell(s.get(RATE), ',.0f')} |")
     notes = [f"- {g.label}: {note}" for g in groups for note in g.left_out]
-    return "\n".join(lines + (["", "Left out:", *notes] if notes else []))
+    said = [f"- {caveat}" for caveat in caveats(groups)]
+    return "\n".join(lines + (["", "Caveats:", *said] if said else [])
+                     + (["", "Left out:", *notes] if notes else []))

@@ -33,10 +33,12 @@ def recovery():
             abort(404, description=f"no run {', '.join(missing)}")
         runs = [recovery_study.StudyRun(r.id, r.status, r.figures or {},
                                         r.recovery_settings or {}) for r in rows.values()]
-    groups = [g.as_dict() for g in recovery_study.study(runs)]
+    studied = recovery_study.study(runs)
+    groups = [g.as_dict() for g in studied]
     labels = {key: BY_KEY[key].label for key in recovery_study.FIGURES}
+    labels[recovery_study.RATE] = "objects rebuilt per second"
     return render_template("recovery_study.html", groups=groups, labels=labels,
-                           run_ids=run_ids)
+                           run_ids=run_ids, caveats=recovery_study.caveats(studied))
 
 
 def init_app(app: Flask) -> None:

@@ -27,7 +27,7 @@ SIDE_WAIT_S = 3600
 # tests that need the Swift or the Reef lab and nothing else (their system is a parameter:
 # the Ceph cases stay in the main stream)
 SIDE_MODULES = frozenset({
-    "test_ceph_reef_bmc", "test_ceph_reef_lab", "test_bad_input_swift",
+    "test_ceph_reef_bmc", "test_ceph_reef_lab", "test_recovery_tuning", "test_bad_input_swift",
     "test_swift_kill_object_server", "test_swift_replication_probe", "test_swift_scale_out",
     "test_planted_consistency",
     # and some that need no lab at all (the API and pages on stored data, a made-up

@@ -39,6 +39,8 @@ def cluster(recovering_from=OUT, says=True):
             ts=t, fault_seen=seen, fully_redundant=not seen or t >= CLEAN,
             complete=t >= 190, at_risk=seen and t < CLEAN,
             recovering=(recovering_from is not None and recovering_from <= t < CLEAN)
+            if says else None,
+            degraded=(max(0, int(3000 - 50 * (t - OUT))) if seen and t < CLEAN else 0)
             if says else None))
     return points
 
@@ -55,6 +57,7 @@ def test_the_recovery_runs_from_recovery_at_work_to_full_redundancy():
     assert result["recovery_s"] == CLEAN - OUT
     assert result["recovery_ops_ratio"] == 0.6
     assert result["recovery_p99_ratio"] == pytest.approx(8.0, rel=0.01)  # HDR buckets
+    assert result["recovery_objects"] == 3000  # the most degraded while it recovered
 
 
 def test_no_recovery_seen_and_a_system_that_does_not_say_are_n_a_with_the_reason():
@@ -64,6 +67,7 @@ def test_no_recovery_seen_and_a_system_that_does_not_say_are_n_a_with_the_reason
     assert unseen["recovery_s"] is None
     assert unseen["reasons"]["recovery_ops_ratio"].startswith("no recovery was seen")
     assert swift["recovery_p99_ratio"] is None
+    assert swift["recovery_objects"] is None
     assert "does not report recovery" in swift["reasons"]["recovery_s"]
 
 

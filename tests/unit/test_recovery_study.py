@@ -1,7 +1,7 @@
 """The recovery-profile study's table: runs grouped by the settings they stored, medians
 and ranges over the trials, and what was left out said."""
 
-from service.results.recovery_study import StudyRun, format_table, label_of, study
+from service.results.recovery_study import StudyRun, caveats, format_table, label_of, study
 
 
 def settings(queue="mclock_scheduler", profile="balanced", backfills="1", override="false"):
@@ -54,3 +54,28 @@ def test_labels_say_the_scheduler_and_what_it_lets_change():
                      "osd_mclock_override_recovery_settings": "true"}) == (
         "mClock custom, osd_max_backfills 4")
     assert label_of({}) == "settings not recorded"
+
+
+def test_the_rebuild_rate_sets_recoveries_of_different_amounts_side_by_side():
+    slow_but_big = StudyRun(1, "completed", {"recovery_s": 400.0, "recovery_objects": 40_000},
+                            settings(profile="balanced"))
+    fast_but_small = StudyRun(2, "completed", {"recovery_s": 100.0,
+                                               "recovery_objects": 10_000},
+                              settings(profile="high_client_ops"))
+
+    first, second = study([slow_but_big, fast_but_small])
+
+    assert first.spreads["rebuilt_per_s"].median == second.spreads["rebuilt_per_s"].median == 100
+    assert "| 40,000 (1 run) | 100 (1 run) |" in format_table([first])
+
+
+def test_recoveries_of_very_different_amounts_are_said_not_to_compare_by_time():
+    (group,) = study([StudyRun(1, "completed", {"recovery_s": 4.0, "recovery_objects": 664},
+                               settings()),
+                      StudyRun(2, "completed", {"recovery_s": 388.0,
+                                                "recovery_objects": 37_798}, settings())])
+
+    (caveat,) = caveats([group])
+    assert caveat.startswith("the runs rebuilt between 664 and 37,798 objects (57x)")
+    assert "Caveats:\n- the runs rebuilt between 664" in format_table([group])
+    assert caveats(study([run(3, "balanced", 100.0, 0.9, 1.0)])) == []  # no amount known
