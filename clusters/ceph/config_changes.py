@@ -18,6 +18,7 @@ import time
 from typing import Any
 
 from clusters.ceph.admin import CephAdmin
+from clusters.ceph.recovery_settings import option_text
 from clusters.exceptions import AdminCommandFailed, ClusterError
 
 SETTABLE = ("osd_mclock_profile", "osd_max_backfills", "osd_recovery_max_active",
@@ -44,13 +45,9 @@ def static_problems(settings: Any) -> list[str]:
     return problems
 
 
-def _text(value: Any) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
-
-
 def normalised(option: dict[str, Any], value: Any) -> str:
     """The value as `config set` takes it; ClusterError if the release would refuse it."""
-    name, kind, text = option["name"], option.get("type"), _text(value)
+    name, kind, text = option["name"], option.get("type"), option_text(value)
     if option.get("enum_values") and text not in option["enum_values"]:
         raise ClusterError(f"{name} {text!r} is not one of this release's values: "
                            f"{', '.join(option['enum_values'])}")
@@ -125,7 +122,7 @@ def wait_put_back(admin: CephAdmin, before: dict[str, str | None],
             f"{osd} still runs {name}={value}" for osd, values in _shown(admin, list(before))
             .items() for name, (value, source) in values.items()
             if (before[name] is None and source == "mon")
-            or (before[name] is not None and value != _text(before[name])))
+            or (before[name] is not None and value != option_text(before[name])))
         if not lagging:
             return
         if time.monotonic() > deadline:
@@ -151,7 +148,7 @@ def _shown(admin: CephAdmin, names: list[str]) -> dict[str, dict[str, tuple[str,
     up = [o["osd"] for o in (admin.command("osd dump") or {}).get("osds", []) if o.get("up")]
     shown = {}
     for osd in sorted(up)[:MAX_OSDS_CHECKED]:
-        entries = {e["name"]: (_text(e["value"]), str(e.get("source", "")))
+        entries = {e["name"]: (option_text(e["value"]), str(e.get("source", "")))
                    for e in admin.command("config show", who=f"osd.{osd}") or []}
         shown[f"osd.{osd}"] = {name: entries.get(name, ("", "default")) for name in names}
     return shown

@@ -28,7 +28,8 @@ MAX_OSDS = 32
 RGW_DATA_POOL = "rgw.buckets.data"  # "default.rgw.buckets.data", a zone's "<zone>.rgw..."
 
 
-def _text(value: Any) -> str:
+def option_text(value: Any) -> str:
+    """An option's value as Ceph prints it (a JSON boolean as true/false)."""
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
@@ -45,7 +46,7 @@ def read(admin: CephAdmin, pool: str | None = None, rgw: bool = False
     defaults: dict[str, str] = {}
     for option in MON_OPTIONS + OSD_OPTIONS:
         try:
-            defaults[option] = _text(admin.command("config help", key=option)["default"])
+            defaults[option] = option_text(admin.command("config help", key=option)["default"])
         except AdminCommandFailed:  # not an option of this release (osd_mclock_profile)
             continue
     status = admin.status()
@@ -61,8 +62,9 @@ def read(admin: CephAdmin, pool: str | None = None, rgw: bool = False
                 continue
             entry = shown.get(option)
             settings.append(Setting(
-                option, _text(entry["value"]) if entry else defaults[option], defaults[option],
-                who, entry.get("source", "") if entry else "default", option in TIMERS))
+                option, option_text(entry["value"]) if entry else defaults[option],
+                defaults[option], who, entry.get("source", "") if entry else "default",
+                option in TIMERS))
     for detail in admin.command("osd pool ls", detail="detail") or []:
         name = detail["pool_name"]
         if name != pool and not (rgw and name.endswith(RGW_DATA_POOL)):

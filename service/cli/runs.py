@@ -128,14 +128,11 @@ def recovery_study_cmd(run_ids: tuple[int, ...], as_json: bool) -> None:
     and the clients' throughput and p99 during it against their baseline: medians and
     ranges over the trials."""
     ids = list(dict.fromkeys(run_ids))
-    with db.session_factory()() as session:
-        rows = {r.id: r for r in session.execute(select(Run).where(Run.id.in_(ids))).scalars()}
-        missing = [str(i) for i in ids if i not in rows]
-        if missing:
-            fail(f"no run {', '.join(missing)}")
-        runs = [recovery_study.StudyRun(r.id, r.status, r.figures or {},
-                                        r.recovery_settings or {}) for r in rows.values()]
-    groups = recovery_study.study(runs)
+    try:
+        with db.session_factory()() as session:
+            groups = recovery_study.study(recovery_study.load(session, ids))
+    except figures.RunNotFound as exc:
+        fail(str(exc))
     if as_json:
         click.echo(json.dumps([g.as_dict() for g in groups], indent=2))
     else:

@@ -4,8 +4,8 @@ recovery's length and what the clients kept of their baseline meanwhile, each as
 of the trials with its range: client impact against recovery time, one point per setting.
 
 A run that is not `completed` (invalid, failed, interrupted) is kept out and listed with its
-status; so is a run whose figures could not be measured, with the reason. Pure: the caller
-gives the runs (service.results.queries reads them).
+status; so is a run whose figures could not be measured, with the reason. `load` reads the
+runs; the rest is pure.
 """
 
 from __future__ import annotations
@@ -14,11 +14,19 @@ from dataclasses import dataclass, field
 from statistics import median
 from typing import Any
 
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from service.store.models import Run
+
+from .exceptions import RunNotFound
+
 FIGURES = ("recovery_s", "recovery_ops_ratio", "recovery_p99_ratio",
            "time_to_full_redundancy_s", "recovery_objects")
 # derived per run: what the recovery's length is worth when the runs had different amounts
 # to rebuild (the clients' own writes during the fault add to it)
 RATE = "rebuilt_per_s"
+RATE_LABEL = "objects rebuilt per second"
 # the settings a group is named by, in this order (Ceph; Swift's replicator next)
 NAMED_BY = ("osd_op_queue", "osd_mclock_profile", "osd_max_backfills",
             "osd_recovery_max_active", "osd_mclock_override_recovery_settings")
@@ -55,6 +63,17 @@ class Group:
         return {"label": self.label, "settings": self.settings, "run_ids": self.run_ids,
                 "figures": {k: s.as_dict() if s else None for k, s in self.spreads.items()},
                 "left_out": self.left_out}
+
+
+def load(session: Session, run_ids: list[int]) -> list[StudyRun]:
+    """The runs, as the study reads them; RunNotFound names every id that has none."""
+    ids = list(dict.fromkeys(run_ids))
+    rows = {r.id: r for r in session.execute(select(Run).where(Run.id.in_(ids))).scalars()}
+    missing = [str(i) for i in ids if i not in rows]
+    if missing:
+        raise RunNotFound(f"no run {', '.join(missing)}")
+    return [StudyRun(r.id, r.status, r.figures or {}, r.recovery_settings or {})
+            for r in rows.values()]
 
 
 def settings_of(run: StudyRun) -> dict[str, str]:

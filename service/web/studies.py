@@ -5,12 +5,11 @@ the recovery settings they met their fault under, one row and one point each
 from __future__ import annotations
 
 from flask import Blueprint, Flask, abort, render_template, request
-from sqlalchemy import select
 
 from service.results import recovery_study
 from service.results.comparison import CompareError, parse_run_ids
+from service.results.exceptions import RunNotFound
 from service.results.figure_definitions import BY_KEY
-from service.store.models import Run
 
 from .context import sessions
 
@@ -25,18 +24,14 @@ def recovery():
         abort(400, description=str(exc))
     if not run_ids:
         abort(400, description="name the study's runs: /studies/recovery?runs=1,2,3")
-    with sessions()() as session:
-        rows = {r.id: r for r in session.execute(select(Run).where(Run.id.in_(run_ids)))
-                .scalars()}
-        missing = [str(i) for i in run_ids if i not in rows]
-        if missing:
-            abort(404, description=f"no run {', '.join(missing)}")
-        runs = [recovery_study.StudyRun(r.id, r.status, r.figures or {},
-                                        r.recovery_settings or {}) for r in rows.values()]
-    studied = recovery_study.study(runs)
+    try:
+        with sessions()() as session:
+            studied = recovery_study.study(recovery_study.load(session, run_ids))
+    except RunNotFound as exc:
+        abort(404, description=str(exc))
     groups = [g.as_dict() for g in studied]
     labels = {key: BY_KEY[key].label for key in recovery_study.FIGURES}
-    labels[recovery_study.RATE] = "objects rebuilt per second"
+    labels[recovery_study.RATE] = recovery_study.RATE_LABEL
     return render_template("recovery_study.html", groups=groups, labels=labels,
                            run_ids=run_ids, caveats=recovery_study.caveats(studied))
 
