@@ -50,6 +50,7 @@ from . import (
     ceph_setup,
     disks,
     netns,
+    node_root,
     nspawn,
     procs,
     rootfs,
@@ -65,10 +66,8 @@ from .ceph_reef_layout import (
     CLUSTER_NAME,
     MASKED_UNITS,
     NETWORK,
-    NODE_SSH_DIR,
     OSD_MOUNT,
     RELEASE,
-    SSHD_DROP_IN,
     ReefLab,
     conf_text,
     lab_at,
@@ -92,30 +91,11 @@ def _prepare_disks(lab: ReefLab, fresh: bool) -> None:
         shutil.chown(lab.osd_dir(osd), CEPH_UID, CEPH_UID)
 
 
-def _sshd_drop_in() -> str:
-    return "\n".join([
-        f"HostKey {NODE_SSH_DIR}/ssh_host_ed25519_key",
-        f"AuthorizedKeysFile {NODE_SSH_DIR}/authorized_keys",
-        "PermitRootLogin prohibit-password", "PasswordAuthentication no",
-        "KbdInteractiveAuthentication no", "UseDNS no", "PrintMotd no",
-        "MaxStartups 64:30:128", "MaxSessions 64", ""])
-
-
 def _write_node_files(lab: ReefLab, node: netns.LabNode) -> None:
-    """What the node holds of its own, in its overlay: its SSH host key, the lab's client
-    key as root's only way in, and an sshd drop-in that listens on its address."""
+    """What the node holds of its own, in its overlay (lab/node_root.py)."""
     root = lab.container(node).root
-    ssh_dir = root / NODE_SSH_DIR.lstrip("/")
-    ssh_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    for name, source in (("ssh_host_ed25519_key", lab.ssh.host_key(node)),
-                         ("authorized_keys", lab.ssh.authorized_keys)):
-        (ssh_dir / name).write_bytes(source.read_bytes())
-        (ssh_dir / name).chmod(0o600)
-    (root / SSHD_DROP_IN.lstrip("/")).write_text(_sshd_drop_in())
-    for unit in MASKED_UNITS:
-        link = root / "etc/systemd/system" / unit
-        if not link.is_symlink():
-            link.symlink_to("/dev/null")
+    node_root.write_ssh_access(root, lab.ssh, node)
+    node_root.mask_units(root, MASKED_UNITS)
 
 
 def _binds(lab: ReefLab, node: netns.LabNode) -> list[nspawn.Bind]:

@@ -27,8 +27,6 @@ NETWORK = netns.CEPH_REEF_NETWORK
 CEPH_UID = 64045  # the ceph user of Debian's packages (fixed uid, see the root's passwd)
 MON_NODE = 1
 OSD_MOUNT = "/var/lib/ceph/osd/ceph-{osd}"
-NODE_SSH_DIR = "/etc/faultline"  # in a node: its host key and the lab's authorized_keys
-SSHD_DROP_IN = "/etc/ssh/sshd_config.d/faultline.conf"
 # No crash reports are posted, as in the Pacific lab: Debian 13's ceph-mgr 18.2.7 writes one
 # for some module at every start (a Python 3.13 incompatibility when it loads its modules:
 # "type object ... has no attribute 'NOTIFY_TYPES'"), which ceph-crash would post, and the

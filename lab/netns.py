@@ -4,7 +4,8 @@ Each lab has its own `LabNetwork`: the Ceph lab's bridge is `flbr0`
 (10.77.0.1/24) with nodes `flcephK` at 10.77.0.(10+K); the Swift lab's is
 `flbr1` (10.78.0.1/24) with nodes `flswiftK` at 10.78.0.(10+K); the Reef lab's (whose
 nodes are containers booting systemd, lab/nspawn.py) is `flbr2` (10.79.0.1/24) with
-nodes `flreefK` at 10.79.0.(10+K). Node K's
+nodes `flreefK` at 10.79.0.(10+K); the current Swift lab's (containers too) is `flbr3`
+(10.80.0.1/24) with nodes `flswcK` at 10.80.0.(10+K). Node K's
 namespace has an `eth0` that is one end of a veth pair; the other end
 (`v<netns>`) is a port of the lab's bridge. Namespaces get no default route:
 lab traffic never leaves the machine. Two labs never share a bridge, so one
@@ -46,6 +47,8 @@ CEPH_NETWORK = LabNetwork(bridge="flbr0", subnet="10.77.0", netns_prefix="flceph
 SWIFT_NETWORK = LabNetwork(bridge="flbr1", subnet="10.78.0", netns_prefix="flswift")
 # the production-like Ceph lab (lab/ceph_reef.py): its nodes are containers in these
 CEPH_REEF_NETWORK = LabNetwork(bridge="flbr2", subnet="10.79.0", netns_prefix="flreef")
+# the current-release Swift lab (lab/swift_current.py): containers too
+SWIFT_CURRENT_NETWORK = LabNetwork(bridge="flbr3", subnet="10.80.0", netns_prefix="flswc")
 
 
 @dataclass(frozen=True)

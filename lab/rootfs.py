@@ -1,5 +1,6 @@
-"""The root filesystem of the production-like lab's nodes: Debian 13 (trixie) with its own
-Ceph packages, made once and shared read-only by every node (lab/nspawn.py).
+"""The root filesystems of the production-like labs' nodes: Debian 13 (trixie) with its own
+Ceph packages (`CEPH`) or its own Swift packages (`SWIFT`), each made once and shared
+read-only by every node of its lab (lab/nspawn.py).
 
 It is built with `debootstrap --variant=minbase` and `apt-get install` in a chroot, from
 the Debian mirror this machine already uses (/etc/apt/sources.list.d), and cached under
@@ -21,6 +22,8 @@ import re
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from clusters.paths import state_dir
@@ -32,30 +35,46 @@ log = logging.getLogger(__name__)
 SUITE = "trixie"
 # what debootstrap puts in besides minbase: a node boots systemd, and is reached over SSH
 BASE = ("systemd", "systemd-sysv", "dbus", "iproute2", "ca-certificates")
-PACKAGES = ("ceph-mon", "ceph-mgr", "ceph-osd", "openssh-server")
 RECIPE = 2  # bump when the steps below change what a root holds
-# services of the packages that have nothing to do in a container without disks of its own
-MASKED = ("smartmontools.service", "nvmf-autoconnect.service", "e2scrub_reap.service")
 MGR_UTIL = "usr/share/ceph/mgr/mgr_util.py"
+WANTS = "etc/systemd/system/multi-user.target.wants"
 SOURCES = Path("/etc/apt/sources.list.d")
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 BUILD_TIMEOUT = 1200
 
 
+@dataclass(frozen=True)
+class Recipe:
+    """What one lab's root holds besides the base."""
 
-def key(packages: tuple[str, ...] = PACKAGES) -> str:
-    """The cache key of a root holding these packages."""
-    recipe = json.dumps({"suite": SUITE, "base": BASE, "packages": sorted(packages),
-                         "recipe": RECIPE})
-    return hashlib.sha256(recipe.encode()).hexdigest()[:16]
+    packages: tuple[str, ...]
+    # services of the packages that have nothing to do in a container without disks of
+    # its own: masked in the root
+    masked: tuple[str, ...] = ()
+    # units the packages enabled that a node enables itself, only where it runs them
+    # (globs of multi-user.target.wants): disabled in the root
+    disabled: tuple[str, ...] = ()
+    fix: Callable[[Path], None] | None = None  # a repair of a packaged file, in the root
+    version: int = RECIPE
+
+
+def _ceph_fixes(root: Path) -> None:
+    _import_bcrypt_lazily(root / MGR_UTIL)
+
+
+def key(recipe: Recipe) -> str:
+    """The cache key of the root this recipe makes (the package order does not matter)."""
+    spec = {"suite": SUITE, "base": BASE, "packages": sorted(recipe.packages),
+            "recipe": recipe.version}
+    return hashlib.sha256(json.dumps(spec).encode()).hexdigest()[:16]
 
 
 def cache_dir() -> Path:
     return state_dir() / "rootfs"
 
 
-def path(packages: tuple[str, ...] = PACKAGES) -> Path:
-    return cache_dir() / key(packages)
+def path(recipe: Recipe | None = None) -> Path:
+    return cache_dir() / key(recipe or CEPH)
 
 
 def mirrors(sources_dir: Path = SOURCES) -> tuple[str, str]:
@@ -125,9 +144,9 @@ def _import_bcrypt_lazily(mgr_util: Path) -> None:
     mgr_util.write_text(text)
 
 
-def build(packages: tuple[str, ...] = PACKAGES) -> Path:
+def build(recipe: Recipe) -> Path:
     """Make the root (debootstrap, then apt-get install in it); returns its path."""
-    target = path(packages)
+    target = path(recipe)
     partial = target.with_name(target.name + ".partial")
     cache_dir().mkdir(parents=True, exist_ok=True)
     shutil.rmtree(partial, ignore_errors=True)
@@ -143,39 +162,57 @@ def build(packages: tuple[str, ...] = PACKAGES) -> Path:
     policy.chmod(0o755)
     (partial / "etc/apt/sources.list").write_text(sources_text(main, security))
     _run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
-          _chroot_script(packages), "build", str(partial)], log_file, "apt-get install")
+          _chroot_script(recipe.packages), "build", str(partial)], log_file,
+         "apt-get install")
     policy.unlink()
-    _import_bcrypt_lazily(partial / MGR_UTIL)
-    for unit in MASKED:
+    if recipe.fix:
+        recipe.fix(partial)
+    for unit in recipe.masked:
         (partial / "etc/systemd/system" / unit).unlink(missing_ok=True)
         (partial / "etc/systemd/system" / unit).symlink_to("/dev/null")
+    for pattern in recipe.disabled:
+        for link in (partial / WANTS).glob(pattern):
+            link.unlink()
     # every node gets its own host key (lab/nspawn.py); none is shared through the root
     for host_key in (partial / "etc/ssh").glob("ssh_host_*"):
         host_key.unlink()
     (partial / "etc/machine-id").write_text("")  # each boot makes its own
     (partial / ".faultline-rootfs").write_text(json.dumps(
-        {"suite": SUITE, "packages": sorted(packages), "recipe": RECIPE,
+        {"suite": SUITE, "packages": sorted(recipe.packages), "recipe": recipe.version,
          "built_in_s": round(time.monotonic() - started, 1)}) + "\n")
     partial.rename(target)
     log.info("built the lab root %s in %.0f s", target, time.monotonic() - started)
     return target
 
 
-def ensure(packages: tuple[str, ...] = PACKAGES) -> tuple[Path, float | None]:
-    """The root for these packages, built if missing; (path, seconds the build took or None)."""
-    target = path(packages)
+def ensure(recipe: Recipe | None = None) -> tuple[Path, float | None]:
+    """The root of this recipe (Ceph's by default), built if missing; (path, seconds the
+    build took or None)."""
+    recipe = recipe or CEPH
+    target = path(recipe)
     if (target / ".faultline-rootfs").is_file():
         return target, None
     started = time.monotonic()
-    build(packages)
+    build(recipe)
     return target, round(time.monotonic() - started, 1)
 
 
-def stale(packages: tuple[str, ...] = PACKAGES) -> list[Path]:
-    """Roots (and partial builds) of other package lists: safe to delete when no lab uses
-    them."""
-    current = key(packages)
+def stale() -> list[Path]:
+    """Roots (and partial builds) of no current recipe: safe to delete."""
+    current = {key(CEPH), key(SWIFT)}
     if not cache_dir().is_dir():
         return []
     return sorted(p for p in cache_dir().iterdir()
-                  if p.is_dir() and p.name != current)
+                  if p.is_dir() and p.name not in current)
+
+
+CEPH = Recipe(packages=("ceph-mon", "ceph-mgr", "ceph-osd", "openssh-server"),
+              masked=("smartmontools.service", "nvmf-autoconnect.service",
+                      "e2scrub_reap.service"),
+              fix=_ceph_fixes)
+# Debian's Swift units (Restart=on-failure) as packaged; rsyslog only copies what the
+# journal already has, and each node enables the servers it runs (lab/swift_current.py)
+SWIFT = Recipe(packages=("swift-proxy", "swift-object", "swift-container", "swift-account",
+                         "memcached", "rsync", "openssh-server"),
+               masked=("rsyslog.service", "e2scrub_reap.service", "cron.service"),
+               disabled=("swift-*", "memcached.service", "rsync.service"))

@@ -10,7 +10,7 @@ replicas, one per zone, and node3's and node4's devices are twice the size (and 
 
 Swift 2.30 reads /etc/swift/swift.conf from a hard-wired path. The lab does not
 own /etc/swift: every Swift process gets PYTHONPATH with a `sitecustomize.py`
-that points `swift.common.utils.SWIFT_CONF_FILE` at the lab's own swift.conf.
+that points Swift at the lab's own swift.conf (clusters/swift/conf_shim.py).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from pathlib import Path
 
 from clusters.access.private_files import write_private
 from clusters.paths import state_dir
+from clusters.swift.conf_shim import write_shim
 
 from . import netns, zones
 from .lab_home import LabHome
@@ -179,16 +180,6 @@ def lab_at(home: Path | None) -> SwiftLab:
 
 # -- config files ------------------------------------------------------------------------
 
-SHIM = '''\
-"""Written by Faultline's Swift lab: point Swift at the lab's swift.conf (not /etc/swift)."""
-import os
-
-_conf = os.environ.get("SWIFT_CONF_FILE")
-if _conf:
-    import swift.common.utils as _utils
-
-    _utils.SWIFT_CONF_FILE = _conf
-'''
 
 
 def swift_conf_text() -> str:
@@ -206,8 +197,8 @@ default = yes
 """
 
 
-def _common(lab: SwiftLab) -> str:
-    return (f"user = root\nswift_dir = {lab.etc}\nlog_level = INFO\n"
+def _common(swift_dir: Path | str, user: str) -> str:
+    return (f"user = {user}\nswift_dir = {swift_dir}\nlog_level = INFO\n"
             "eventlet_debug = false\n")
 
 
@@ -216,16 +207,20 @@ PROXY_PIPELINE = " ".join([
     "s3api", "tempauth", "copy", "slo", "dlo", "proxy-logging", "proxy-server"])
 
 
-def proxy_conf_text(lab: SwiftLab) -> str:
+def proxy_conf_text(swift_dir: Path | str, user: str = "root", bind_ip: str = PROXY_ADDRESS,
+                    bind_port: int = PROXY_PORT,
+                    memcache: str = f"{PROXY_ADDRESS}:{MEMCACHE_PORT}") -> str:
+    """The proxy's configuration; by default the Pacific lab's (lab/swift_current.py runs
+    its proxy elsewhere, as the swift user)."""
     return f"""\
 # Written by lab/swift_layout.py at every `up`; edits are lost.
 [DEFAULT]
-bind_ip = {PROXY_ADDRESS}
-bind_port = {PROXY_PORT}
+bind_ip = {bind_ip}
+bind_port = {bind_port}
 # one process, no forked workers: a SIGKILL of its PID is a dead proxy
 workers = 0
 log_name = proxy-server
-{_common(lab)}
+{_common(swift_dir, user)}
 [pipeline:main]
 pipeline = {PROXY_PIPELINE}
 
@@ -252,7 +247,7 @@ use = egg:swift#healthcheck
 
 [filter:cache]
 use = egg:swift#memcache
-memcache_servers = {PROXY_ADDRESS}:{MEMCACHE_PORT}
+memcache_servers = {memcache}
 # Every request reads its token from memcached. With the default two pooled
 # connections, a busy proxy waits over pool_timeout, the only memcached gets
 # error-limited and every request is refused for 60 s: an outage of the lab's
@@ -283,7 +278,8 @@ use = egg:swift#dlo
 """
 
 
-def server_conf_text(lab: SwiftLab, server_type: str, node: netns.LabNode) -> str:
+def server_conf_text(server_type: str, node: netns.LabNode, devices: Path | str,
+                     recon_cache: Path | str, swift_dir: Path | str, user: str = "root") -> str:
     replicator_interval = (OBJECT_REPLICATOR_INTERVAL_S if server_type == "object"
                            else DB_REPLICATOR_INTERVAL_S)
     # the object replicator syncs one partition at a time by default: handoffs written
@@ -293,15 +289,15 @@ def server_conf_text(lab: SwiftLab, server_type: str, node: netns.LabNode) -> st
     text = f"""\
 # Written by lab/swift_layout.py at every `up`; edits are lost.
 [DEFAULT]
-devices = {lab.devices_dir(node)}
+devices = {devices}
 # an unmounted device answers 507 instead of filling the root fs
 mount_check = true
 bind_ip = {node.address}
 bind_port = {SERVER_PORTS[server_type]}
 workers = 0
-recon_cache_path = {lab.recon_cache(node)}
+recon_cache_path = {recon_cache}
 log_name = {server_type}-server.{node.name}
-{_common(lab)}
+{_common(swift_dir, user)}
 [pipeline:main]
 pipeline = healthcheck recon {server_type}-server
 
@@ -328,15 +324,19 @@ interval = {AUDITOR_INTERVAL_S}
     return text
 
 
-def rsyncd_conf_text(lab: SwiftLab, node: netns.LabNode) -> str:
+def rsyncd_conf_text(node: netns.LabNode, devices: Path | str, lock_dir: Path | str,
+                     user: str = "root", pid_file: Path | None = None,
+                     log_file: Path | None = None) -> str:
+    """The rsync daemon's modules; without a log file it logs to syslog (the journal)."""
     lines = ["# Written by lab/swift_layout.py at every `up`; edits are lost.",
-             "uid = root", "gid = root", "use chroot = no", f"address = {node.address}",
-             f"port = {RSYNC_PORT}", f"pid file = {lab.pid_file(f'rsyncd.{node.name}')}",
-             f"log file = {lab.log_file(f'rsyncd.{node.name}')}", ""]
+             f"uid = {user}", f"gid = {user}", "use chroot = no", f"address = {node.address}",
+             f"port = {RSYNC_PORT}",
+             *([f"pid file = {pid_file}"] if pid_file else []),
+             *([f"log file = {log_file}"] if log_file else []), ""]
     for server_type in SERVER_TYPES:
         lines += [f"[{server_type}]", "max connections = 25",
-                  f"path = {lab.devices_dir(node)}/", "read only = false",
-                  f"lock file = {lab.run_dir / f'rsync-{server_type}-{node.name}.lock'}", ""]
+                  f"path = {devices}/", "read only = false",
+                  f"lock file = {lock_dir}/rsync-{server_type}-{node.name}.lock", ""]
     return "\n".join(lines)
 
 
@@ -346,14 +346,22 @@ def write_configs(lab: SwiftLab) -> None:
                       *(lab.recon_cache(n) for n in lab.nodes),
                       *(lab.devices_dir(n) for n in lab.nodes)):
         directory.mkdir(parents=True, exist_ok=True)
-    (lab.shim_dir / "sitecustomize.py").write_text(SHIM)
+    write_shim(lab.shim_dir)
     lab.swift_conf.write_text(swift_conf_text())
-    lab.proxy_conf.write_text(proxy_conf_text(lab))
+    lab.proxy_conf.write_text(proxy_conf_text(lab.etc))
     for node in lab.nodes:
         for server_type in SERVER_TYPES:
-            lab.server_conf(server_type, node).write_text(
-                server_conf_text(lab, server_type, node))
-        lab.rsyncd_conf(node).write_text(rsyncd_conf_text(lab, node))
+            lab.server_conf(server_type, node).write_text(server_conf_text(
+                server_type, node, lab.devices_dir(node), lab.recon_cache(node), lab.etc))
+        lab.rsyncd_conf(node).write_text(rsyncd_conf_text(
+            node, lab.devices_dir(node), lab.run_dir,
+            pid_file=lab.pid_file(f"rsyncd.{node.name}"),
+            log_file=lab.log_file(f"rsyncd.{node.name}")))
+    write_credentials(lab)
+
+
+def write_credentials(lab: SwiftLab) -> None:
+    """The tester's tempauth key and S3 keys, where the inventory says (0600)."""
     write_private(lab.key_file, AUTH_KEY + "\n")
     write_private(lab.s3_access_key_file, AUTH_USER + "\n")
     write_private(lab.s3_secret_key_file, AUTH_KEY + "\n")

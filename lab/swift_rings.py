@@ -4,7 +4,7 @@ One process builds all three (0.8 s) instead of 15 `swift-ring-builder` runs (~8
 It is a child process: importing Swift swaps the logging module's locks for
 eventlet's, which Faultline's own threads must never run into.
 
-    python -m lab.swift_rings HOME
+    python -m lab.swift_rings HOME SwiftLab|SwiftCurrentLab
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ def build_rings(lab: SwiftLab) -> bool:
     """Build the three rings unless they exist; True if they were built now."""
     if all(path.exists() for path in ring_files(lab)):
         return False
-    done = subprocess.run([sys.executable, "-m", __name__, str(lab.home)],
+    done = subprocess.run([sys.executable, "-m", __name__, str(lab.home),
+                           type(lab).__name__],
                           capture_output=True, text=True, timeout=120)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
@@ -64,4 +65,7 @@ def _build(lab: SwiftLab) -> None:
 
 
 if __name__ == "__main__":
-    _build(SwiftLab(Path(sys.argv[1])))
+    from .swift_current_layout import SwiftCurrentLab
+
+    lab_class = {c.__name__: c for c in (SwiftLab, SwiftCurrentLab)}[sys.argv[2]]
+    _build(lab_class(Path(sys.argv[1])))

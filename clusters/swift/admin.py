@@ -12,7 +12,8 @@ Everything comes from JSON that Swift itself produces:
 
 Swift's tools read /etc/swift/swift.conf from a hard-wired path. For a cluster whose
 swift.conf lives elsewhere (the inventory's `client.swift_conf`), they run with
-`SWIFT_CONF_FILE` set and a `sitecustomize.py` shim on PYTHONPATH that honours it.
+`SWIFT_CONF_FILE` set and a `sitecustomize.py` shim on PYTHONPATH that honours it
+(clusters/swift/conf_shim.py).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from clusters.access.credentials import swift_credentials
 from clusters.access.inventory import Cluster, Node
 from clusters.access.ssh import NodeShell
 from clusters.exceptions import AdminCommandFailed, ClusterError, NodeUnreachable
+from clusters.swift.conf_shim import write_shim
 from clusters.swift.ring import RingFacts, read_ring_facts
 from clusters.swift.ring_files import RingFileRefused, check_ring_file
 from clusters.swift.state import Dispersion, NodeRecon, SwiftState, parse_dispersion
@@ -42,8 +44,6 @@ SERVER_TYPES = ("object", "container", "account")
 DEFAULT_PORTS = {"object": 6200, "container": 6201, "account": 6202}
 DISPERSION_COVERAGE = 25  # percent of partitions; 100% took over a minute to populate here
 
-SHIM = ('import os\n_conf = os.environ.get("SWIFT_CONF_FILE")\nif _conf:\n'
-        '    import swift.common.utils as _utils\n    _utils.SWIFT_CONF_FILE = _conf\n')
 
 
 POLL_DUTY = 1 / 3  # the share of the time polling may keep the cluster's machines busy
@@ -297,7 +297,7 @@ class SwiftAdmin:
             env = dict(os.environ)
             swift_conf = self.cluster.client.get("swift_conf")
             if swift_conf:
-                (Path(tmp) / "sitecustomize.py").write_text(SHIM)
+                write_shim(Path(tmp))
                 env.update(SWIFT_CONF_FILE=swift_conf, PYTHONPATH=tmp)
             argv = [program, *(["-j"] if program.endswith("report") else []), str(conf)]
             out, err, code = self._child(argv, env, timeout_s)

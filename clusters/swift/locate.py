@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from clusters.swift.admin import SHIM
+from clusters.swift.conf_shim import write_shim
 from clusters.swift.ring import swift_child
 
 
@@ -36,7 +36,7 @@ def locate(swift_dir: str, swift_conf: str | None, account: str, container: str,
     with tempfile.TemporaryDirectory(prefix="faultline-locate-") as tmp:
         env = dict(os.environ)
         if swift_conf:
-            (Path(tmp) / "sitecustomize.py").write_text(SHIM)
+            write_shim(Path(tmp))
             env.update(SWIFT_CONF_FILE=swift_conf, PYTHONPATH=tmp)
         raw = swift_child(__name__, [swift_dir, account, container, obj],
                           f"locate {container}/{obj} in the rings of {swift_dir}", timeout_s,

@@ -1,9 +1,10 @@
 """`faultline lab up|down|status`: the embedded lab, real clusters on this machine.
 
-Two releases: `pacific` (the default: Debian 12's Ceph 16 and Swift 2.30, daemons with pid
-files in network namespaces) and `reef` (Debian 13's Ceph 18 in containers booting
-systemd, daemons under Debian's units: lab/ceph_reef.py; Ceph only). `lab down` without
-`--release` takes down both."""
+Two generations: `pacific` (the default: Debian 12's Ceph 16 and Swift 2.30, daemons with
+pid files in network namespaces) and `current` (Debian 13's Ceph 18 "reef" and Swift 2.35,
+in containers booting systemd, daemons under Debian's units: lab/ceph_reef.py,
+lab/swift_current.py); `reef` names the current Ceph lab too. `lab down` without
+`--release` takes down every lab."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import json
 
 import click
 
-from lab import ceph, ceph_reef, swift
+from lab import ceph, ceph_reef, swift, swift_current
 
 from .group import SETUP_ERRORS, fail
 
@@ -22,10 +23,19 @@ def lab_group() -> None:
 
 
 SYSTEMS = ("ceph", "swift")
-RELEASES = ("pacific", "reef")
-LABS = {("ceph", "pacific"): ceph, ("swift", "pacific"): swift, ("ceph", "reef"): ceph_reef}
-RELEASE_OPTION = click.option("--release", type=click.Choice(RELEASES), default=None,
-                              help="The lab's release: pacific (default) or reef (Ceph only).")
+RELEASES = ("pacific", "current", "reef")
+LABS = {("ceph", "pacific"): ceph, ("swift", "pacific"): swift, ("ceph", "reef"): ceph_reef,
+        ("ceph", "current"): ceph_reef, ("swift", "current"): swift_current}
+RELEASE_OPTION = click.option(
+    "--release", type=click.Choice(RELEASES), default=None,
+    help="The lab's release: pacific (default), current (Ceph 18, Swift 2.35) or reef "
+         "(Ceph 18 only).")
+
+
+def _label(system: str, release: str) -> str:
+    """" (reef)", " (2.35)": the release a lab runs, when it is not the default's."""
+    named = getattr(_lab_module(system, release), "RELEASE", None)
+    return f" ({named})" if release != "pacific" and named else ""
 
 
 def _lab_module(system: str, release: str = "pacific"):
@@ -35,7 +45,7 @@ def _lab_module(system: str, release: str = "pacific"):
 def _systems(system: str, release: str = "pacific") -> tuple[str, ...]:
     """The systems of a release that the command is about ("all": those it has)."""
     if system != "all" and (system, release) not in LABS:
-        fail(f"there is no {system} lab on {release} (reef: ceph only)")
+        fail(f"there is no {system} lab on {release} (reef: ceph only; current: both)")
     return tuple(s for s in SYSTEMS if (s, release) in LABS) if system == "all" else (system,)
 
 
@@ -45,8 +55,9 @@ def _systems(system: str, release: str = "pacific") -> tuple[str, ...]:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def lab_up(system: str, release: str | None, as_json: bool) -> None:
     """Start the lab (idempotent): Ceph (HEALTH_OK), Swift (PUT/GET through the proxy), or
-    both; write them into the inventory. `--release reef`: the Ceph 18 lab of systemd
-    containers (lab-ceph-reef), its root filesystem built once if missing."""
+    both; write them into the inventory. `--release current`: the Ceph 18 and Swift 2.35
+    labs of systemd containers (lab-ceph-reef, lab-swift-current), their root filesystems
+    built once if missing; `--release reef`: the Ceph one."""
     release = release or "pacific"
     infos = {name: _lab_module(name, release).up() for name in _systems(system, release)}
     if as_json:
@@ -73,7 +84,7 @@ def lab_down(system: str, release: str | None, purge: bool) -> None:
     """Stop the lab and remove every process, container, mount, loop device, cgroup and
     namespace; both releases unless `--release` names one."""
     problems = []
-    labs = [(name, rel) for rel in ([release] if release else RELEASES)
+    labs = [(name, rel) for rel in ([release] if release else ("pacific", "current"))
             for name in _systems(system if release else "all", rel)
             if system in ("all", name)]
     for name, rel in labs:  # every lab goes down, whatever happened to the others
@@ -86,7 +97,7 @@ def lab_down(system: str, release: str | None, purge: bool) -> None:
         if left:
             problems.append(f"the {name} lab left things behind: {left}")
             continue
-        click.echo(f"{name} lab{' (reef)' if rel == 'reef' else ''} down in "
+        click.echo(f"{name} lab{_label(name, rel)} down in "
                    f"{result['seconds']} s"
                    f"{', data purged' if purge else ''}; nothing left behind")
     if problems:

@@ -17,9 +17,12 @@ from service.cli.group import main
 
 
 def test_the_roots_key_changes_with_its_package_list_only():
-    assert rootfs.key(("ceph-osd", "ceph-mon")) == rootfs.key(("ceph-mon", "ceph-osd"))
-    assert rootfs.key(("ceph-osd",)) != rootfs.key(("ceph-osd", "swift-object"))
-    assert rootfs.path().name == rootfs.key()
+    recipe = rootfs.Recipe
+    assert rootfs.key(recipe(("ceph-osd", "ceph-mon"))) == rootfs.key(recipe(("ceph-mon",
+                                                                              "ceph-osd")))
+    assert rootfs.key(recipe(("ceph-osd",))) != rootfs.key(recipe(("ceph-osd", "swift-object")))
+    assert rootfs.key(rootfs.CEPH) != rootfs.key(rootfs.SWIFT)
+    assert rootfs.path().name == rootfs.key(rootfs.CEPH)
 
 
 def test_mirrors_come_from_the_machines_deb822_sources(tmp_path: Path):

@@ -26,7 +26,7 @@ print(json.dumps({server: pool.max_size for server, pool in ring._client_cache.i
 
 def _memcached_pools(tmp_path) -> dict[str, int]:
     conf = tmp_path / "proxy-server.conf"
-    conf.write_text(proxy_conf_text(SwiftLab(tmp_path)))
+    conf.write_text(proxy_conf_text(SwiftLab(tmp_path).etc))
     out = subprocess.run([sys.executable, "-c", READ_CACHE_FILTER, str(conf)],
                          capture_output=True, text=True, check=True).stdout
     return json.loads(out.splitlines()[-1])
