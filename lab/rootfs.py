@@ -214,5 +214,6 @@ CEPH = Recipe(packages=("ceph-mon", "ceph-mgr", "ceph-osd", "openssh-server"),
 # journal already has, and each node enables the servers it runs (lab/swift_current.py)
 SWIFT = Recipe(packages=("swift-proxy", "swift-object", "swift-container", "swift-account",
                          "memcached", "rsync", "openssh-server"),
-               masked=("rsyslog.service", "e2scrub_reap.service", "cron.service"),
-               disabled=("swift-*", "memcached.service", "rsync.service"))
+               masked=("rsyslog.service", "e2scrub_reap.service", "cron.service",
+                       "apt-daily.timer", "apt-daily-upgrade.timer", "dpkg-db-backup.timer"),
+               disabled=("swift-*", "memcached.service", "rsync.service"), version=3)

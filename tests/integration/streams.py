@@ -29,7 +29,7 @@ SIDE_WAIT_S = 3600
 SIDE_MODULES = frozenset({
     "test_ceph_reef_bmc", "test_ceph_reef_lab", "test_recovery_tuning", "test_bad_input_swift",
     "test_swift_kill_object_server", "test_swift_replication_probe", "test_swift_scale_out",
-    "test_planted_consistency",
+    "test_planted_consistency", "test_swift_current_lab",
     # and some that need no lab at all (the API and pages on stored data, a made-up
     # inventory), to even the streams out; the CPU-heavy fuzzing and Chromium stay in the
     # main stream, so that the two together do not crowd the labs
