@@ -12,7 +12,8 @@ from service.accounts import audit
 from service.runs import heal
 from service.store import db
 
-from .group import close_dead_runs, fail
+from .dead_runs import close_dead_runs
+from .group import fail
 
 
 @click.command("faults")

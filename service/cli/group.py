@@ -41,16 +41,6 @@ def fail(message: str) -> None:
     sys.exit(2)
 
 
-def close_dead_runs(found_by: str) -> None:
-    """Mark interrupted the runs whose process died (service.runs.reaper), saying so on
-    stderr, so that a command's own output stays as it is."""
-    from service.runs.reaper import interrupt_dead_runs
-    from service.store import db
-
-    for closed in interrupt_dead_runs(db.session_factory(), found_by):
-        click.echo(f"run {closed.run_id} interrupted: {closed.error}", err=True)
-
-
 def _database_error(exc: Exception) -> bool:
     """An SQLAlchemy OperationalError (only a command that imported SQLAlchemy raises one)."""
     errors = sys.modules.get("sqlalchemy.exc")

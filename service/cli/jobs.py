@@ -18,7 +18,7 @@ from service.store.scrub import scrub_logs
 from service.worker.app import make_worker_app
 from service.worker.auto_heal import PERIOD_S, AutoHeal
 
-from .group import close_dead_runs
+from .dead_runs import close_dead_runs
 
 
 @click.command("worker")

@@ -21,8 +21,9 @@ from service.runs.audit import clean, reverify
 from service.store import db
 from service.store.models import Run
 
+from .dead_runs import close_dead_runs
 from .faults import heal_orphans
-from .group import USER_ERRORS, close_dead_runs, fail
+from .group import USER_ERRORS, fail
 
 
 @click.command("run")

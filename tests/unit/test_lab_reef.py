@@ -93,7 +93,8 @@ def test_the_reef_conf_places_each_osd_in_its_zone_and_keeps_broken_mgr_modules_
 def test_there_is_no_swift_lab_on_reef():
     result = CliRunner().invoke(main, ["lab", "up", "swift", "--release", "reef"])
     assert result.exit_code == 2
-    assert result.output.strip() == "error: there is no swift lab on reef (reef: ceph only)"
+    assert result.output.strip() == ("error: there is no swift lab on reef (reef: ceph only; "
+                                     "current: both)")
 
 
 def test_a_reef_node_without_its_bmc_is_not_powered_off_through_its_namespace(
