@@ -208,6 +208,30 @@ def fill_to(cluster: Cluster, target: float, object_bytes: int,
             "bytes": written * object_bytes, "seconds": round(time.monotonic() - started, 1)}
 
 
+def fill_count(cluster: Cluster, count: int, object_bytes: int,
+               timeout_s: float = 1800.0, batch: int = 500) -> dict:
+    """Write exactly `count` fill objects (after those already there); returns the usage
+    before and after, as fill_to does."""
+    started = time.monotonic()
+    payload = os.urandom(object_bytes)
+    try:
+        with filler_for(cluster) as filler:
+            before = filler.usage()
+            existing = len(filler.names())
+            for first in range(0, count, batch):
+                if time.monotonic() - started > timeout_s:
+                    raise FillError(f"{first} of {count} fill objects written after "
+                                    f"{timeout_s:.0f} s")
+                filler.write([f"fill-{existing + i:07d}"
+                              for i in range(first, min(count, first + batch))], payload)
+            usage = filler.usage()
+    except (rados.Error, OSError, AdminCommandFailed) as exc:
+        raise FillError(f"filling {cluster.name}: {exc}") from None
+    return {"objects_wanted": count, "before": round(before.fraction, 4),
+            "after": round(usage.fraction, 4), "objects": count, "existing": existing,
+            "bytes": count * object_bytes, "seconds": round(time.monotonic() - started, 1)}
+
+
 def remove_fill(cluster: Cluster) -> dict:
     """Delete every fill object (idempotent)."""
     started = time.monotonic()

@@ -63,7 +63,11 @@ def topology_notes(experiment: dict[str, Any], cluster: Cluster,
 
 
 def _fill_target(arguments: dict[str, Any]) -> float | None:
-    target = arguments.get("target", 0.5)  # actions.fill.fill_cluster's default
+    """The raw usage the fill aims at; None when it writes a count of objects instead."""
+    if arguments.get("objects") is not None:
+        return None
+    target = arguments.get("target")
+    target = 0.5 if target is None else target  # actions.fill.fill_cluster's default
     if isinstance(target, bool) or not isinstance(target, int | float):
         return None
     return float(target)

@@ -133,6 +133,14 @@ def test_a_fill_with_its_default_target_counts_as_half_full():
                            "zone1's whole copy: about 100% of its capacity")
 
 
+def test_a_fill_of_a_fixed_count_of_objects_aims_at_no_usage_and_says_nothing():
+    notes = topology_notes(experiment(action("fill", "fill_cluster", objects=8000,
+                                             object_mib=0.015625),
+                                      action("ceph", "kill_osd", osd_id=1)), ceph())
+
+    assert notes == []
+
+
 def test_swift_says_a_device_that_does_not_answer_is_not_rebuilt_elsewhere():
     notes = topology_notes(experiment(action("swift", "kill_server", server="object",
                                              node="node1")), swift())
