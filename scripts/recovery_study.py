@@ -1,9 +1,11 @@
-"""Run the recovery-profile study on a lab, its profiles interleaved (A B C, then C A B, ...)
-so that a drift of the machine over the study does not land on one profile, then print
-`faultline recovery-study` of its runs. The suite experiments/suites/recovery-profiles.json
-runs the same experiments one profile after the other.
+"""Run the recovery-settings study on a lab, its settings interleaved (A B C, then C A B, ...)
+so that a drift of the machine over the study does not land on one setting, then print
+`faultline recovery-study` of its runs. `ceph`: the mClock profiles on the Reef lab
+(the suite experiments/suites/recovery-profiles.json runs the same experiments one profile
+after the other); `swift`: the object replicators' settings on the current Swift lab
+(experiments/suites/swift-replication-settings.json).
 
-    .venv/bin/python scripts/recovery_study.py [--trials 2] [--cluster lab-ceph-reef]
+    .venv/bin/python scripts/recovery_study.py [ceph|swift] [--trials 2] [--cluster NAME]
 """
 
 from __future__ import annotations
@@ -19,7 +21,13 @@ from service.store import db
 from service.store.models import Run
 
 REPO = Path(__file__).resolve().parents[1]
-PROFILES = ("high-client-ops", "balanced", "high-recovery-ops")
+# the experiments experiments/<prefix><setting>.json, and the lab they run on by default
+STUDIES = {
+    "ceph": ("ceph-recovery-", ("high-client-ops", "balanced", "high-recovery-ops"),
+             "lab-ceph-reef"),
+    "swift": ("swift-recovery-", ("concurrency-1", "concurrency-4", "handoffs-first"),
+              "lab-swift-current"),
+}
 
 
 def newest_run() -> int:
@@ -29,18 +37,21 @@ def newest_run() -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("study", nargs="?", choices=sorted(STUDIES), default="ceph")
     parser.add_argument("--trials", type=int, default=2, choices=range(1, 11))
-    parser.add_argument("--cluster", default="lab-ceph-reef")
+    parser.add_argument("--cluster", default=None)
     args = parser.parse_args(argv)
+    prefix, settings, cluster = STUDIES[args.study]
+    cluster = args.cluster or cluster
     faultline = str(Path(sys.executable).with_name("faultline"))
     run_ids = []
     for trial in range(args.trials):
-        shift = trial % len(PROFILES)
-        for profile in PROFILES[shift:] + PROFILES[:shift]:
+        shift = trial % len(settings)
+        for setting in settings[shift:] + settings[:shift]:
             before = newest_run()
-            experiment = REPO / "experiments" / f"ceph-recovery-{profile}.json"
-            print(f"trial {trial + 1}, {profile}", flush=True)
-            subprocess.run([faultline, "run", str(experiment), "--cluster", args.cluster],
+            experiment = REPO / "experiments" / f"{prefix}{setting}.json"
+            print(f"trial {trial + 1}, {setting}", flush=True)
+            subprocess.run([faultline, "run", str(experiment), "--cluster", cluster],
                            check=False)
             if newest_run() > before:
                 run_ids.append(newest_run())

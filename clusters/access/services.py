@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shlex
 import subprocess
+import time
 
 from clusters.access.inventory import Cluster, Service
 from clusters.access.ssh import CommandResult, run_on_node
@@ -115,3 +116,28 @@ def start(cluster: Cluster, service: Service, timeout: float = 60.0) -> None:
     if not service.start:
         raise RemoteCommandFailed(f"{service.name} has no start command in the inventory")
     run(cluster, service, service.start, timeout=timeout)
+
+
+def restart(cluster: Cluster, service: Service, timeout: float = 60.0) -> int:
+    """Restart the service so that it reads its configuration again; returns its new PID.
+    A unit: `systemctl restart`. A pid file: SIGTERM (its forked children too), wait until
+    it is gone, then its start command."""
+    if service.unit:
+        run(cluster, service, f"systemctl restart {shlex.quote(service.unit)}", timeout=timeout)
+    else:
+        if pid_of(cluster, service) is not None:
+            kill(cluster, service, "TERM", group=True)
+        deadline = time.monotonic() + timeout
+        while pid_of(cluster, service) is not None:
+            if time.monotonic() > deadline:
+                raise RemoteCommandFailed(f"{service.name} still runs {timeout:.0f} s after "
+                                          "SIGTERM")
+            time.sleep(0.5)
+        start(cluster, service, timeout=timeout)
+    deadline = time.monotonic() + timeout
+    while (pid := pid_of(cluster, service)) is None:
+        if time.monotonic() > deadline:
+            raise RemoteCommandFailed(f"{service.name} did not run again within "
+                                      f"{timeout:.0f} s of its restart")
+        time.sleep(0.5)
+    return pid

@@ -69,7 +69,7 @@ def options_of(parser: configparser.ConfigParser, section: str, wanted: dict,
     return settings
 
 
-def _read_conf(cluster: Cluster, service: Service) -> tuple[str, str]:
+def read_conf(cluster: Cluster, service: Service) -> tuple[str, str]:
     """(the path, the text) of the configuration a running service was started with."""
     pid = services.pid_of(cluster, service)
     if pid is None:
@@ -104,7 +104,7 @@ def read(cluster: Cluster, admin: SwiftAdmin) -> tuple[list[Setting], str, list[
     nodes_read = 0
     for service, section, wanted in sources:
         try:
-            path, text = _read_conf(cluster, service)
+            path, text = read_conf(cluster, service)
             where = f"{service.node}:{path}" if service.node else path
             settings += options_of(parse(text), section, wanted, where)
             nodes_read += wanted is REPLICATOR

@@ -33,7 +33,11 @@ Times are seconds from t_fault, the moment the fault action returned, except
   sample after the fault where the cluster reports recovery at work (Ceph: a PG
   recovering or backfilling, or waiting to) to full redundancy while the fault
   persists: what an operator's recovery settings trade against the clients. Not
-  before: until Ceph marks the dead OSD out there is nothing to recover onto.
+  before: until Ceph marks the dead OSD out there is nothing to recover onto. Swift does
+  not rebuild while a device is away (its samples say nothing of recovery at work): its
+  recovery is the replicators' catch-up after the restore, from the restore to full
+  redundancy with every daemon back (`time_to_full_redundancy_after_restore_s`); it
+  counts handoff partitions, not objects, so `recovery_objects` stays None for it.
 A figure that cannot be measured is None, and `reasons` says why.
 """
 
@@ -289,8 +293,9 @@ def _recovery(seconds: list[Second], points: list[ClusterPoint], tl: Timeline, f
     end = tl.fault + done if done is not None else None
     why = None
     if not any(p.recovering is not None for p in points):
-        why = "the cluster does not report recovery at work (Swift's replication is not seen)"
-    elif start is None:
+        _catch_up(seconds, tl, figures, reasons)
+        return
+    if start is None:
         why = "no recovery was seen (no PG recovering or backfilling after the fault)"
     elif end is None or end <= start:
         why = "the cluster did not finish recovering while the fault persisted"
@@ -308,6 +313,35 @@ def _recovery(seconds: list[Second], points: list[ClusterPoint], tl: Timeline, f
     figures["recovery_objects"] = max(degraded) if degraded else None
     if not degraded:
         reasons["recovery_objects"] = "the cluster's samples do not count degraded objects"
+    _client_share(window, figures, reasons)
+
+
+def _catch_up(seconds: list[Second], tl: Timeline, figures: dict, reasons: dict) -> None:
+    """Swift's recovery: the replicators' catch-up from the restore to full redundancy with
+    every daemon back."""
+    after = figures.get("time_to_full_redundancy_after_restore_s")
+    why = None
+    if tl.restore is None:
+        why = "the fault was not restored during the run (Swift recovers after the restore)"
+    elif after is None:
+        why = "not fully redundant with every daemon back before the run ended"
+    start, end = tl.restore, (tl.restore or 0.0) + (after or 0.0)
+    window = [s for s in seconds if s.ts + 1 > start and s.ts < end] if why is None else []
+    if why is None and not window:
+        why = "no load during the catch-up after the restore"
+    if why is not None:
+        for key in RECOVERY_KEYS:
+            figures[key] = None
+            reasons[key] = why
+        return
+    figures["recovery_s"] = round(end - start, 3)
+    figures["recovery_objects"] = None
+    reasons["recovery_objects"] = "Swift counts handoff partitions, not objects to rebuild"
+    _client_share(window, figures, reasons)
+
+
+def _client_share(window: list[Second], figures: dict, reasons: dict) -> None:
+    """The clients' throughput and p99 during the recovery against the baseline's."""
     base_ops, base_p99 = figures.get("baseline_ops"), figures.get("baseline_p99_ms")
     mean = sum(s.ops for s in window) / len(window)
     figures["recovery_ops_ratio"] = round(mean / base_ops, 4) if base_ops else None

@@ -29,7 +29,8 @@ RATE = "rebuilt_per_s"
 RATE_LABEL = "objects rebuilt per second"
 # the settings a group is named by, in this order (Ceph; Swift's replicator next)
 NAMED_BY = ("osd_op_queue", "osd_mclock_profile", "osd_max_backfills",
-            "osd_recovery_max_active", "osd_mclock_override_recovery_settings")
+            "osd_recovery_max_active", "osd_mclock_override_recovery_settings",
+            "concurrency", "handoffs_first")
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,11 @@ def settings_of(run: StudyRun) -> dict[str, str]:
 
 
 def label_of(settings: dict[str, str]) -> str:
-    """"mClock high_recovery_ops", "WPQ, osd_max_backfills 3", or the settings listed."""
+    """"mClock high_recovery_ops", "WPQ, osd_max_backfills 3", "replicator concurrency 4,
+    handoffs first", or the settings listed."""
+    if "concurrency" in settings:
+        first = ", handoffs first" if settings.get("handoffs_first") == "true" else ""
+        return f"replicator concurrency {settings['concurrency']}{first}"
     queue = settings.get("osd_op_queue")
     backfills = settings.get("osd_max_backfills")
     if queue == "wpq":

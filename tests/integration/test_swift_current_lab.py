@@ -20,9 +20,11 @@ from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
 from streams import lab_changes
 
+from actions.recovery_tuning import restore_swift_replication, set_swift_replication
 from clusters.access.inventory import Cluster, load_cluster
 from clusters.faults import supervision
 from clusters.paths import default_inventory
+from clusters.swift import replicator_changes
 from clusters.swift.admin import SwiftAdmin
 from lab import swift_current
 from service.store.models import Run
@@ -130,6 +132,35 @@ def test_a_crash_run_reports_when_systemd_brought_the_server_back(current_cluste
     assert run.figures["fault_intent"]["kept"] is True
     assert run.figures["lost_objects"] == 0
     assert _unit(current_cluster).n_restarts == before.n_restarts + 1
+
+
+def _object_server_confs(cluster: Cluster) -> dict[str, str]:
+    return {s.name: supervision.services.run(cluster, s, "cat /etc/swift/object-server.conf"
+                                             ).stdout
+            for s in replicator_changes.replicators(cluster)}
+
+
+def test_replicator_settings_take_and_the_restore_puts_back_each_file(current_cluster):
+    configuration = {"faultline_cluster": swift_current.CLUSTER_NAME}
+    files = _object_server_confs(current_cluster)
+    pids = {name: _unit(current_cluster, name).main_pid for name in files}
+    done = set_swift_replication({"concurrency": 1, "handoffs_first": True}, configuration)
+    assert set(done["replicators"]) == set(files)
+    assert all(v == {"concurrency": "1", "handoffs_first": "true"}
+               for v in done["replicators"].values()), done
+    # the lab's files say concurrency 4 and nothing of handoffs_first
+    assert all(v == {"concurrency": "4", "handoffs_first": None}
+               for v in done["previous"].values()), done
+    for name in files:  # restarted: Swift reads its file only at start
+        assert _unit(current_cluster, name).main_pid != pids[name], name
+    section = _object_server_confs(current_cluster)["object-replicator.node2"].split(
+        "[object-replicator]\n")[1].split("\n[")[0]
+    assert section.startswith("handoffs_first = true\n") and "\nconcurrency = 1\n" in section
+    restore_swift_replication(configuration)
+    assert _object_server_confs(current_cluster) == files
+    assert replicator_changes.running(current_cluster)["object-replicator.node4"] == {
+        "concurrency": "4", "handoffs_first": "false"}
+    assert restore_swift_replication(configuration) == {"restored": {}}  # nothing outstanding
 
 
 def test_down_leaves_nothing_behind_and_a_warm_up_only_boots(current_cluster):

@@ -127,6 +127,7 @@ FAULTS = [
     ("prod-ceph", network.degrade_link, {"node": "node2", "loss_percent": 10}),
     ("prod-ceph", recovery_tuning.set_ceph_recovery,
      {"settings": {"osd_mclock_profile": "high_recovery_ops"}}),
+    ("prod-swift", recovery_tuning.set_swift_replication, {"settings": {"concurrency": 1}}),
     ("prod-swift", swift.kill_server, {"server": "object", "node": "node2"}),
     ("prod-swift", swift.hang_server, {"server": "object", "node": "node2"}),
     ("prod-swift", swift.add_device, {"node": "node2"}),

@@ -1,6 +1,7 @@
 """The recovery's figures: from the first sample where Ceph reports recovery at work to full
-redundancy while the fault persists, the clients' throughput and p99 against the
-baseline's; n/a, with the reason, where it cannot be told."""
+redundancy while the fault persists (Swift: from the restore to full redundancy with every
+daemon back), the clients' throughput and p99 against the baseline's; n/a, with the reason,
+where it cannot be told."""
 
 import pytest
 
@@ -68,7 +69,32 @@ def test_no_recovery_seen_and_a_system_that_does_not_say_are_n_a_with_the_reason
     assert unseen["reasons"]["recovery_ops_ratio"].startswith("no recovery was seen")
     assert swift["recovery_p99_ratio"] is None
     assert swift["recovery_objects"] is None
-    assert "does not report recovery" in swift["reasons"]["recovery_s"]
+    # Swift recovers after the restore: here it never became whole again before the end
+    assert swift["reasons"]["recovery_s"] == ("not fully redundant with every daemon back "
+                                              "before the run ended")
+
+
+def test_swift_recovers_after_the_restore_and_its_catch_up_is_its_recovery():
+    def during(t):
+        return 185 <= t < 190  # the replicators push the handoffs home
+
+    seconds = [Second(ts=float(t), ops=50 if during(t) else 100, histograms=(
+        histogram_of(*[4_000 if during(t) else 1_000] * (50 if during(t) else 100)),))
+        for t in range(0, 215)]
+    points = [ClusterPoint(ts=float(t), fault_seen=102 <= t < 185,
+                           fully_redundant=not 102 <= t < 190, complete=not 102 <= t < 190,
+                           at_risk=None, recovering=None, degraded=None)
+              for t in range(90, 215)]
+    result = analyze(seconds, points, Timeline(load_start=0.0, fault=FAULT, end=215.0,
+                                               restore=185.0, ramp_s=5.0))
+
+    assert result["time_to_full_redundancy_after_restore_s"] == 5.0
+    assert result["recovery_s"] == 5.0
+    assert result["recovery_ops_ratio"] == 0.5
+    assert result["recovery_p99_ratio"] == pytest.approx(4.0, rel=0.01)
+    assert result["recovery_objects"] is None
+    assert result["reasons"]["recovery_objects"] == ("Swift counts handoff partitions, not "
+                                                     "objects to rebuild")
 
 
 def test_a_recovery_not_finished_while_the_fault_lasted_is_n_a():

@@ -54,6 +54,10 @@ def test_labels_say_the_scheduler_and_what_it_lets_change():
                      "osd_mclock_override_recovery_settings": "true"}) == (
         "mClock custom, osd_max_backfills 4")
     assert label_of({}) == "settings not recorded"
+    assert label_of({"concurrency": "1", "handoffs_first": "false"}) == (
+        "replicator concurrency 1")
+    assert label_of({"concurrency": "4", "handoffs_first": "true"}) == (
+        "replicator concurrency 4, handoffs first")
 
 
 def test_the_rebuild_rate_sets_recoveries_of_different_amounts_side_by_side():
