@@ -74,10 +74,12 @@ FIGURES: tuple[Figure, ...] = (
            gauge=("faultline_last_time_to_alert_seconds",
                   "From the fault until the first matching alert fired")),
     Figure("data_at_risk_s", "data at risk", " s", margin=5.0),
-    # the recovery itself (Ceph: from a PG recovering or backfilling to full redundancy)
-    # and what the clients kept of their baseline meanwhile: the recovery-profile study's
-    # axes, so not in every report
-    Figure("recovery_s", "recovery (from recovery at work to full redundancy)", " s",
+    # the recovery itself (Ceph: from a PG recovering or backfilling to full redundancy;
+    # Swift: the replicators' catch-up, from the restore to full redundancy) and what the
+    # clients kept of their baseline meanwhile: the recovery study's axes, so not in every
+    # report
+    Figure("recovery_s", "recovery (from recovery at work, or Swift's restore, to full "
+                         "redundancy)", " s",
            margin=5.0, report=False),
     Figure("recovery_ops_ratio", "client throughput during recovery / baseline",
            fraction=True, margin=0.05, report=False),
