@@ -118,12 +118,14 @@ BAD_SCHEDULES = [
     ({"suite": "kill-process"}, "a schedule runs either an experiment or a suite (give one)"),
     ({"experiment": None, "clusters": None, "suite": "no-such-suite"},
      "unknown suite 'no-such-suite': give the name of a suite under {experiments}/suites "
-     "(known: all, demo, demo-current, fail-disk, fill, kill-process, partition-node, "
-     "power-off-node, power-off-zone, recovery-profiles, s3-kill-process)"),
+     "(known: all, demo-current, demo, fail-disk, fill, kill-process, partition-node, "
+     "power-off-node, power-off-zone, recovery-profiles, s3-kill-process, "
+     "swift-replication-settings)"),
     ({"experiment": None, "clusters": None, "suite": "/etc/passwd"},
      "unknown suite '/etc/passwd': give the name of a suite under {experiments}/suites "
-     "(known: all, demo, demo-current, fail-disk, fill, kill-process, partition-node, "
-     "power-off-node, power-off-zone, recovery-profiles, s3-kill-process)"),
+     "(known: all, demo-current, demo, fail-disk, fill, kill-process, partition-node, "
+     "power-off-node, power-off-zone, recovery-profiles, s3-kill-process, "
+     "swift-replication-settings)"),
     ({"workload": {"rate": 0}}, "invalid workload: rate must be > 0, not 0"),
     ({"name": None}, "field 'name' is required"),
     ({"every": "night"}, "unknown field 'every' (known: clusters, cron, experiment, name, "
