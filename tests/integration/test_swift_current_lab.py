@@ -34,6 +34,10 @@ pytestmark = pytest.mark.lab
 REPO = Path(__file__).resolve().parents[2]
 EXPERIMENT = REPO / "experiments" / "swift-kill-object-server.json"
 SERVICE = "object-server.node1"
+# the catalogue's 20 ops/s did not hold in one CI run, both streams and the Reef lab busy
+# beside this lab's 45 daemons (18.9 achieved, p50 87 to 381 ms): the intents are what is
+# tested here, not the lab's capacity
+RATE = 8
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +98,7 @@ def test_up_answers_with_each_server_under_its_stock_unit(current_cluster):
 def test_a_down_run_keeps_the_object_server_down_a_minute(current_cluster, env, tmp_path):
     # the catalogue's experiment as written (kill_server's default intent: down), held 60 s
     before = _unit(current_cluster)
-    path = shortened(EXPERIMENT, tmp_path, fault_hold_s=60)
+    path = shortened(EXPERIMENT, tmp_path, fault_hold_s=60, rate=RATE)
     done, run = _run(path, env)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     f = run.figures
@@ -121,7 +125,7 @@ def test_a_down_run_keeps_the_object_server_down_a_minute(current_cluster, env, 
 def test_a_crash_run_reports_when_systemd_brought_the_server_back(current_cluster, env,
                                                                   tmp_path):
     before = _unit(current_cluster)
-    path = _with_intent(shortened(EXPERIMENT, tmp_path), "crash")
+    path = _with_intent(shortened(EXPERIMENT, tmp_path, rate=RATE), "crash")
     done, run = _run(path, env)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert run.status == "completed", (run.status, run.error)
