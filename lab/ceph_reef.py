@@ -48,11 +48,11 @@ from clusters.polling import poll_until
 from . import (
     bmc,
     ceph_setup,
+    container_nodes,
     disks,
     netns,
     node_root,
     nspawn,
-    procs,
     rootfs,
     script,
     sshd,
@@ -117,19 +117,9 @@ def _boot(lab: ReefLab, lower: Path, node: netns.LabNode) -> None:
 
 
 def set_node_power(home: Path | None, name: str, on: bool) -> None:
-    """A node's power as its BMC switches it (lab/bmc_hook.py); idempotent. On: its cable
-    back and its container started, not waited for (a BMC answers at once; the OS boots
-    after, and its systemd starts its enabled units). Off: its cable pulled, then its whole
-    container killed at once, so peers see silence, as after a real power cut."""
+    """A node's power as its BMC switches it (lab/container_nodes.py set_power)."""
     lab = lab_at(home)
-    node = lab.node_named(name)
-    if on:
-        netns.link_up(node)
-        if nspawn.nspawn_pid(lab.container(node)) is None:
-            _start(lab, rootfs.path(), node)
-    else:
-        netns.link_down(node)
-        nspawn.power_cut(lab.container(node))
+    container_nodes.set_power(lab, lab.node_named(name), on, rootfs.path(), _start)
 
 
 def node_powered(home: Path | None, name: str) -> bool:
@@ -140,16 +130,6 @@ def node_powered(home: Path | None, name: str) -> bool:
 def _bmc_hook(lab: ReefLab) -> list[str]:
     """The BMCs' chassis control: this Python, lab/bmc_hook.py, the lab's home."""
     return [sys.executable, "-m", "lab.bmc_hook", str(lab.home)]
-
-
-def _start_bmcs(lab: ReefLab) -> None:
-    password = bmc.ensure_password(lab.bmc_password_file)
-    for node in lab.nodes:
-        bmc.start(lab.bmc_of(node), password, _bmc_hook(lab))
-
-
-def _stop_bmcs(lab: ReefLab) -> dict[str, str]:
-    return {f"bmc.{n.name}": bmc.stop(lab.bmc_of(n)) for n in lab.nodes}
 
 
 def _in_node(lab: ReefLab, node: netns.LabNode, *command: str, timeout: float = 300.0) -> str:
@@ -210,7 +190,7 @@ def _initialise(lab: ReefLab, state: dict[str, Any]) -> CephAdmin:
 
 def _wipe(lab: ReefLab) -> None:
     """A lab that never finished initialising: take it apart and start over."""
-    _stop_nodes(lab)
+    container_nodes.stop_nodes(lab, lab.nodes)
     teardown.release_disks(lab.home)
     if disks.mounts_under(lab.home):
         raise LabError(f"cannot wipe {lab.home}: still mounted: {disks.mounts_under(lab.home)}")
@@ -294,7 +274,7 @@ def up(home: Path | None = None, timeout: float = HEALTH_TIMEOUT) -> dict[str, A
         lab.write_state(state)
     netns.create_network(NETWORK, lab.nodes)
     sshd.prepare(lab.nodes, lab.ssh)
-    _start_bmcs(lab)
+    container_nodes.start_bmcs(lab, lab.nodes, _bmc_hook(lab))
     booted_now = not any(nspawn.nspawn_pid(lab.container(n)) for n in lab.nodes)
     _prepare_disks(lab, fresh=booted_now)
     lab.conf.write_text(conf_text(lab, state["fsid"]))
@@ -340,21 +320,10 @@ def up(home: Path | None = None, timeout: float = HEALTH_TIMEOUT) -> dict[str, A
     }
 
 
-def _stop_nodes(lab: ReefLab) -> dict[str, str]:
-    """SIGTERM every node's nspawn at once; free their cgroups and overlays."""
-    with ThreadPoolExecutor(max_workers=len(lab.nodes)) as pool:
-        outcomes = pool.map(lambda n: nspawn.stop(lab.container(n)), lab.nodes)
-        return {f"nspawn.{n.name}": o for n, o in zip(lab.nodes, outcomes, strict=True)}
-
-
 def leftovers(home: Path | None = None) -> dict[str, list]:
     """What of the lab is still on the machine: all lists are empty after a clean `down`."""
     lab = lab_at(home)
-    containers = [lab.container(n) for n in lab.nodes]
-    left = teardown.leftovers(lab.home, NETWORK, [c.pid_file for c in containers]
-                              + [lab.bmc_of(n).pid_file for n in lab.nodes])
-    left["cgroups"] = [p for c in containers for p in nspawn.leftover_cgroups(c)]
-    return left
+    return container_nodes.leftovers(lab, lab.nodes, NETWORK)
 
 
 def down(home: Path | None = None, purge: bool = False) -> dict[str, Any]:
@@ -363,23 +332,11 @@ def down(home: Path | None = None, purge: bool = False) -> dict[str, Any]:
     lab = lab_at(home)
     started = time.monotonic()
     inventory.remove_cluster(default_inventory(), CLUSTER_NAME)
-    stopped = _stop_bmcs(lab)  # first: no BMC may boot a node while the lab goes down
-    return teardown.finish_down(lab.home, NETWORK, purge, started,
-                                {**stopped, **_stop_nodes(lab)}, lambda: leftovers(home))
-
-
-def _unit_states(lab: ReefLab, node: netns.LabNode) -> dict[str, Any]:
-    units = lab.units_on(node)
-    out = _in_node(lab, node, "systemctl", "show", "-p", "Id,ActiveState,MainPID,NRestarts",
-                   *units, timeout=20)
-    states: dict[str, Any] = {}
-    for block in out.strip().split("\n\n"):
-        props = dict(line.split("=", 1) for line in block.splitlines() if "=" in line)
-        states[props.get("Id", "?")] = {
-            "alive": props.get("ActiveState") == "active",
-            "pid": int(props.get("MainPID", "0")) or None,
-            "restarts": int(props.get("NRestarts", "0")), "rss_bytes": None}
-    return states
+    # the BMCs first: no BMC may boot a node while the lab goes down
+    stopped = container_nodes.stop_bmcs(lab, lab.nodes)
+    stopped.update(container_nodes.stop_nodes(lab, lab.nodes))
+    return teardown.finish_down(lab.home, NETWORK, purge, started, stopped,
+                                lambda: leftovers(home))
 
 
 def status(home: Path | None = None) -> dict[str, Any]:
@@ -387,15 +344,7 @@ def status(home: Path | None = None) -> dict[str, Any]:
     lab = lab_at(home)
     daemons: dict[str, Any] = {}
     for node in lab.nodes:
-        container = lab.container(node)
-        pid = nspawn.nspawn_pid(container)
-        daemons[f"nspawn.{node.name}"] = {"pid": pid, "alive": pid is not None,
-                                         "rss_bytes": None}
-        bmc_pid = procs.alive_pid(lab.bmc_of(node).pid_file, bmc.PROGRAM)
-        daemons[f"bmc.{node.name}"] = {"pid": bmc_pid, "alive": bmc_pid is not None,
-                                      "rss_bytes": None}
-        if pid is not None and nspawn.init_pid(container) is not None:
-            daemons.update(_unit_states(lab, node))
+        daemons.update(container_nodes.node_states(lab, node, lab.units_on(node)))
     mon_alive = daemons.get(f"ceph-mon@{MON_ID}.service", {}).get("alive", False)
     return {**ceph_setup.lab_status(lab, NETWORK, daemons, mon_alive), "release": RELEASE}
 

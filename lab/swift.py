@@ -203,12 +203,13 @@ def _clear_leftovers(lab: SwiftLab) -> None:
         procs.remove_stale(lab.ssh.pid_file(node), "sshd")
 
 
-def _populate_dispersion_once(lab: SwiftLab) -> None:
-    """The dispersion report needs its sample objects: written once per lab, after the rings."""
+def populate_dispersion_once(lab: SwiftLab, cluster_name: str = CLUSTER_NAME) -> None:
+    """The dispersion report needs its sample objects: written once per lab, after the rings
+    (lab/swift_current.py's too)."""
     marker = lab.home / "dispersion-populated"
     if marker.exists():
         return
-    cluster = inventory.load_cluster(default_inventory(), CLUSTER_NAME)
+    cluster = inventory.load_cluster(default_inventory(), cluster_name)
     with SwiftAdmin(cluster) as admin:
         admin.populate_dispersion()
     marker.write_text(f"{time.time()}\n")
@@ -247,7 +248,7 @@ def up(home: Path | None = None, timeout: float = HEALTH_TIMEOUT) -> dict[str, A
                                   swift_layout.AUTH_KEY, timeout, retry_client_errors=True)
     ready = time.monotonic()
     inventory.write_cluster(default_inventory(), CLUSTER_NAME, inventory_spec(lab))
-    _populate_dispersion_once(lab)
+    populate_dispersion_once(lab)
     return {"mode": "cold" if fresh else "warm", "home": str(lab.home),
             "seconds_to_daemons": round(daemons_started - started, 1),
             "seconds_to_first_put_get": round(ready - started, 1),

@@ -31,18 +31,19 @@ from typing import Any
 from clusters.access import inventory
 from clusters.paths import default_inventory
 from clusters.polling import poll_until
-from clusters.swift.admin import SwiftAdmin, answers_healthcheck
+from clusters.swift.admin import answers_healthcheck
 
 from . import (
     bmc,
+    container_nodes,
     disks,
     netns,
     node_root,
     nspawn,
-    procs,
     rootfs,
     script,
     sshd,
+    swift,
     swift_api,
     swift_layout,
     swift_rings,
@@ -127,18 +128,10 @@ def _boot(lab: SwiftCurrentLab, lower: Path, node: netns.LabNode) -> None:
 
 
 def set_node_power(home: Path | None, name: str, on: bool) -> None:
-    """A node's power as its BMC switches it (lab/bmc_hook.py); idempotent, as in the Reef
-    lab: on, its cable back and its container started (not waited for); off, its cable
-    pulled, then its whole container killed at once."""
+    """A node's power as its BMC switches it (lab/container_nodes.py set_power)."""
     lab = lab_at(home)
-    node = lab.node_named(name)
-    if on:
-        netns.link_up(node)
-        if nspawn.nspawn_pid(lab.container(node)) is None:
-            _start(lab, rootfs.path(rootfs.SWIFT), node)
-    else:
-        netns.link_down(node)
-        nspawn.power_cut(lab.container(node))
+    container_nodes.set_power(lab, lab.node_named(name), on, rootfs.path(rootfs.SWIFT),
+                              _start)
 
 
 def node_powered(home: Path | None, name: str) -> bool:
@@ -146,27 +139,9 @@ def node_powered(home: Path | None, name: str) -> bool:
     return nspawn.nspawn_pid(lab.container(lab.node_named(name))) is not None
 
 
-def _start_bmcs(lab: SwiftCurrentLab) -> None:
-    password = bmc.ensure_password(lab.bmc_password_file)
-    hook = [sys.executable, "-m", "lab.bmc_hook", "swift-current", str(lab.home)]
-    for node in lab.all_nodes:
-        bmc.start(lab.bmc_of(node), password, hook)
-
-
-def _stop_bmcs(lab: SwiftCurrentLab) -> dict[str, str]:
-    return {f"bmc.{n.name}": bmc.stop(lab.bmc_of(n)) for n in lab.all_nodes}
-
-
-def _stop_nodes(lab: SwiftCurrentLab) -> dict[str, str]:
-    """SIGTERM every node's nspawn at once; free their cgroups and overlays."""
-    with ThreadPoolExecutor(max_workers=len(lab.all_nodes)) as pool:
-        outcomes = pool.map(lambda n: nspawn.stop(lab.container(n)), lab.all_nodes)
-        return {f"nspawn.{n.name}": o for n, o in zip(lab.all_nodes, outcomes, strict=True)}
-
-
 def _wipe(lab: SwiftCurrentLab) -> None:
     """A lab that never answered a first PUT/GET: take it apart and start over."""
-    _stop_nodes(lab)
+    container_nodes.stop_nodes(lab, lab.all_nodes)
     teardown.release_disks(lab.home)
     if disks.mounts_under(lab.home):
         raise LabError(f"cannot wipe {lab.home}: still mounted: {disks.mounts_under(lab.home)}")
@@ -233,16 +208,6 @@ def _wait_answering(lab: SwiftCurrentLab, timeout: float) -> None:
                                   AUTH_USER, AUTH_KEY, timeout, retry_client_errors=True)
 
 
-def _populate_dispersion_once(lab: SwiftCurrentLab) -> None:
-    marker = lab.home / "dispersion-populated"
-    if marker.exists():
-        return
-    cluster = inventory.load_cluster(default_inventory(), CLUSTER_NAME)
-    with SwiftAdmin(cluster) as admin:
-        admin.populate_dispersion()
-    marker.write_text(f"{time.time()}\n")
-
-
 def up(home: Path | None = None, timeout: float = HEALTH_TIMEOUT) -> dict[str, Any]:
     """Bring the lab up: build the root if missing (once), boot the nodes, make the rings
     if the lab is new; return timings once a PUT/GET works through the proxy. "mode" is
@@ -265,7 +230,8 @@ def up(home: Path | None = None, timeout: float = HEALTH_TIMEOUT) -> dict[str, A
     swift_rings.build_rings(lab)
     netns.create_network(NETWORK, lab.all_nodes)
     sshd.prepare(lab.all_nodes, lab.ssh)
-    _start_bmcs(lab)
+    container_nodes.start_bmcs(lab, lab.all_nodes, [sys.executable, "-m", "lab.bmc_hook",
+                                                    "swift-current", str(lab.home)])
     booted_now = not any(nspawn.nspawn_pid(lab.container(n)) for n in lab.all_nodes)
     _prepare_disks(lab, lower, fresh=booted_now)
     with ThreadPoolExecutor(max_workers=len(lab.all_nodes)) as pool:
@@ -278,7 +244,7 @@ def up(home: Path | None = None, timeout: float = HEALTH_TIMEOUT) -> dict[str, A
     for node in lab.all_nodes:
         sshd.wait_listening(node.address)
     inventory.write_cluster(default_inventory(), CLUSTER_NAME, inventory_spec(lab))
-    _populate_dispersion_once(lab)
+    swift.populate_dispersion_once(lab, CLUSTER_NAME)
     log.info("current Swift lab answered a PUT/GET %.1f s after the root was ready",
              ready - booting)
     return {
@@ -299,11 +265,7 @@ def up(home: Path | None = None, timeout: float = HEALTH_TIMEOUT) -> dict[str, A
 def leftovers(home: Path | None = None) -> dict[str, list]:
     """What of the lab is still on the machine: all lists are empty after a clean `down`."""
     lab = lab_at(home)
-    containers = [lab.container(n) for n in lab.all_nodes]
-    left = teardown.leftovers(lab.home, NETWORK, [c.pid_file for c in containers]
-                              + [lab.bmc_of(n).pid_file for n in lab.all_nodes])
-    left["cgroups"] = [p for c in containers for p in nspawn.leftover_cgroups(c)]
-    return left
+    return container_nodes.leftovers(lab, lab.all_nodes, NETWORK)
 
 
 def down(home: Path | None = None, purge: bool = False) -> dict[str, Any]:
@@ -312,24 +274,11 @@ def down(home: Path | None = None, purge: bool = False) -> dict[str, Any]:
     lab = lab_at(home)
     started = time.monotonic()
     inventory.remove_cluster(default_inventory(), CLUSTER_NAME)
-    stopped = _stop_bmcs(lab)  # first: no BMC may boot a node while the lab goes down
-    return teardown.finish_down(lab.home, NETWORK, purge, started,
-                                {**stopped, **_stop_nodes(lab)}, lambda: leftovers(home))
-
-
-def _unit_states(lab: SwiftCurrentLab, node: netns.LabNode) -> dict[str, Any]:
-    units = list(lab.units_on(node).values())
-    done = nspawn.run(lab.container(node), ["systemctl", "show", "-p",
-                                            "Id,ActiveState,MainPID,NRestarts", *units],
-                      timeout=20)
-    states: dict[str, Any] = {}
-    for block in done.stdout.strip().split("\n\n"):
-        props = dict(line.split("=", 1) for line in block.splitlines() if "=" in line)
-        states[f"{node.name}:{props.get('Id', '?')}"] = {
-            "alive": props.get("ActiveState") == "active",
-            "pid": int(props.get("MainPID", "0")) or None,
-            "restarts": int(props.get("NRestarts", "0")), "rss_bytes": None}
-    return states
+    # the BMCs first: no BMC may boot a node while the lab goes down
+    stopped = container_nodes.stop_bmcs(lab, lab.all_nodes)
+    stopped.update(container_nodes.stop_nodes(lab, lab.all_nodes))
+    return teardown.finish_down(lab.home, NETWORK, purge, started, stopped,
+                                lambda: leftovers(home))
 
 
 def status(home: Path | None = None) -> dict[str, Any]:
@@ -337,15 +286,8 @@ def status(home: Path | None = None) -> dict[str, Any]:
     lab = lab_at(home)
     daemons: dict[str, Any] = {}
     for node in lab.all_nodes:
-        container = lab.container(node)
-        pid = nspawn.nspawn_pid(container)
-        daemons[f"nspawn.{node.name}"] = {"pid": pid, "alive": pid is not None,
-                                         "rss_bytes": None}
-        bmc_pid = procs.alive_pid(lab.bmc_of(node).pid_file, bmc.PROGRAM)
-        daemons[f"bmc.{node.name}"] = {"pid": bmc_pid, "alive": bmc_pid is not None,
-                                      "rss_bytes": None}
-        if pid is not None and nspawn.init_pid(container) is not None:
-            daemons.update(_unit_states(lab, node))
+        daemons.update(container_nodes.node_states(
+            lab, node, list(lab.units_on(node).values()), prefix=f"{node.name}:"))
     return {"home": str(lab.home), "release": RELEASE, "daemons": daemons,
             "mounts": {str(lab.mount_point(n)): disks.is_mounted(lab.mount_point(n))
                        for n in lab.nodes},

@@ -303,9 +303,7 @@ def _recovery(seconds: list[Second], points: list[ClusterPoint], tl: Timeline, f
     if why is None and not window:
         why = "no load during the recovery"
     if why is not None:
-        for key in RECOVERY_KEYS:
-            figures[key] = None
-            reasons[key] = why
+        _not_measured(figures, reasons, why)
         return
     figures["recovery_s"] = round(end - start, 3)
     # how much there was to rebuild: recovery times of different amounts do not compare
@@ -330,14 +328,18 @@ def _catch_up(seconds: list[Second], tl: Timeline, figures: dict, reasons: dict)
     if why is None and not window:
         why = "no load during the catch-up after the restore"
     if why is not None:
-        for key in RECOVERY_KEYS:
-            figures[key] = None
-            reasons[key] = why
+        _not_measured(figures, reasons, why)
         return
     figures["recovery_s"] = round(end - start, 3)
     figures["recovery_objects"] = None
     reasons["recovery_objects"] = "Swift counts handoff partitions, not objects to rebuild"
     _client_share(window, figures, reasons)
+
+
+def _not_measured(figures: dict, reasons: dict, why: str) -> None:
+    for key in RECOVERY_KEYS:
+        figures[key] = None
+        reasons[key] = why
 
 
 def _client_share(window: list[Second], figures: dict, reasons: dict) -> None:
