@@ -22,6 +22,7 @@ from actions import (
     memory,
     network,
     power,
+    recovery_tuning,
     swift,
     throttle,
 )
@@ -195,6 +196,20 @@ HOSTILE_RECORDS = [
                  lambda c: disk.restore_disk(node="node2", replace=True, configuration=c),
                  "names {'device': '/dev/sda', 'mount': '/'}, not the inventory's",
                  id="restore_disk-device"),
+    # a value that would add a line of its own to the operator's file
+    pytest.param("swift", "settings:object-replicator",
+                 "actions.recovery_tuning.restore_swift_replication", {},
+                 {"previous": {"object-replicator.node1": {
+                     "concurrency": "4\nbind_ip = 0.0.0.0"}}},
+                 lambda c: recovery_tuning.restore_swift_replication(configuration=c),
+                 "names other settings than concurrency, handoffs_first",
+                 id="restore_swift_replication-newline"),
+    pytest.param("swift", "settings:object-replicator",
+                 "actions.recovery_tuning.restore_swift_replication", {},
+                 {"previous": {"object-replicator.node1": {"bind_ip": "0.0.0.0"}}},
+                 lambda c: recovery_tuning.restore_swift_replication(configuration=c),
+                 "names other settings than concurrency, handoffs_first",
+                 id="restore_swift_replication-other-setting"),
 ]
 
 
