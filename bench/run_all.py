@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import platform
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -60,7 +61,11 @@ SERVICES = str(REPO / "scripts" / "demo-services")
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--only", help="comma-separated ids (P1-ceph, P2, ...)")
+    parser.add_argument("--extra", default="",
+                        help="arguments added to each chosen benchmark's own, e.g. "
+                        "'--separate-only' (stored with its figures)")
     args = parser.parse_args()
+    added = shlex.split(args.extra)
     chosen = set(args.only.split(",")) if args.only else None
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / "summary.json"
@@ -90,11 +95,12 @@ def main() -> None:
         ran.add(name)
         with tempfile.NamedTemporaryFile(suffix=".json") as out:
             began = time.monotonic()
-            done = subprocess.run([sys.executable, "-m", module, "--json", out.name, *extra],
-                                  cwd=REPO)
+            done = subprocess.run([sys.executable, "-m", module, "--json", out.name, *extra,
+                                   *added], cwd=REPO)
             rows = json.loads(Path(out.name).read_text() or "[]") if done.returncode == 0 \
                 else []
         summary["benchmarks"][name] = {"commit": commit, "started": started,
+                                       "arguments": [*extra, *added],
                                        "exit": done.returncode, "rows": rows,
                                        "seconds": round(time.monotonic() - began, 1)}
         if done.returncode != 0:
