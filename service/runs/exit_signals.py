@@ -1,5 +1,5 @@
-"""Chaos Toolkit's exit signals interrupt a run at once, whichever thread the kernel hands
-them to.
+"""Chaos Toolkit's exit signals, and Ctrl-C, interrupt a run at once, whichever thread the
+kernel hands them to.
 
 A cancel is SIGUSR1 (an abort alert too): chaoslib's handler raises in the main thread, and
 its rollbacks run. CPython runs handlers in the main thread only, and a signal the kernel
@@ -27,7 +27,10 @@ import threading
 
 from clusters.polling import PollTimeout, poll_until
 
-EXIT_SIGNALS = frozenset({signal.SIGUSR1, signal.SIGUSR2, signal.SIGTERM})
+# SIGINT too: an operator's Ctrl-C is chaoslib's KeyboardInterrupt (interrupted, rollbacks
+# run), and must not wait out a pause either. Where SIGINT is ignored (a job started in the
+# background by a shell) its handler is not callable and is left alone.
+EXIT_SIGNALS = frozenset({signal.SIGINT, signal.SIGUSR1, signal.SIGUSR2, signal.SIGTERM})
 POKE = signal.SIGWINCH  # ignored by default: nothing else in a run process expects it
 POKE_EVERY_S = 0.2
 POKE_FOR_S = 10.0  # a handler that never runs (an exit signal left to its default) is not

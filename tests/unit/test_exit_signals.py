@@ -1,8 +1,9 @@
-"""A cancel (SIGUSR1) that the kernel hands to a thread other than the main one still ends
-the main thread's sleep at once (service/runs/exit_signals.py); without the watcher it
-waits the sleep out, and a watcher whose first pokes are lost (they landed before the main
-thread entered its sleep) pokes again until the handler ran. In a process of its own:
-signal handlers and masks are per process."""
+"""A cancel (SIGUSR1), or an operator's Ctrl-C (SIGINT), that the kernel hands to a thread
+other than the main one still ends the main thread's sleep at once
+(service/runs/exit_signals.py); without the watcher it waits the sleep out, and a watcher
+whose first pokes are lost (they landed before the main thread entered its sleep) pokes
+again until the handler ran. In a process of its own: signal handlers and masks are per
+process."""
 
 from __future__ import annotations
 
@@ -31,19 +32,21 @@ def spin():  # a thread running Python, like the load generator's
     while True:
         pass
 
-signal.signal(signal.SIGUSR1, leave)
+sent = getattr(signal, sys.argv[2])
+if sent == signal.SIGUSR1:
+    signal.signal(signal.SIGUSR1, leave)  # SIGINT keeps Python's: KeyboardInterrupt
 watcher = {"watched": prompt_exit_signals, "lossy": lambda: PromptExitSignals(lossy),
            "unwatched": lambda: None}[sys.argv[1]]()
 threading.Thread(target=spin, daemon=True).start()
 # blocked in the main thread only, so the kernel hands the signal to the spinning thread,
 # as when librados blocks signals in the main thread to start one of its own
-signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
-threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGUSR1)).start()
+signal.pthread_sigmask(signal.SIG_BLOCK, {sent})
+threading.Timer(0.3, os.kill, (os.getpid(), sent)).start()
 started = time.monotonic()
 try:
     time.sleep(3)
     print(f"slept {time.monotonic() - started:.2f}")
-except SystemExit:
+except (SystemExit, KeyboardInterrupt):
     print(f"interrupted {time.monotonic() - started:.2f}")
 print(len(pokes))
 if watcher is not None:
@@ -51,16 +54,17 @@ if watcher is not None:
 """
 
 
-def _sleep(mode: str) -> tuple[str, float, int]:
-    done = subprocess.run([sys.executable, "-c", SCRIPT, mode], cwd=REPO, capture_output=True,
-                          text=True, timeout=30)
+def _sleep(mode: str, sent: str = "SIGUSR1") -> tuple[str, float, int]:
+    done = subprocess.run([sys.executable, "-c", SCRIPT, mode, sent], cwd=REPO,
+                          capture_output=True, text=True, timeout=30)
     assert done.returncode == 0, done.stderr
     how, seconds, lossy_pokes = done.stdout.split()
     return how, float(seconds), int(lossy_pokes)
 
 
-def test_a_signal_another_thread_received_ends_the_main_threads_sleep_at_once():
-    how, seconds, _ = _sleep("watched")
+@pytest.mark.parametrize("sent", ["SIGUSR1", "SIGINT"])
+def test_a_signal_another_thread_received_ends_the_main_threads_sleep_at_once(sent):
+    how, seconds, _ = _sleep("watched", sent)
 
     assert how == "interrupted" and seconds < 2.0, (how, seconds)
 
@@ -72,8 +76,9 @@ def test_pokes_that_are_lost_are_sent_again_until_the_handler_ran():
     assert pokes == 4, pokes  # three lost, the fourth interrupted the sleep, no more after
 
 
-def test_without_the_watcher_the_same_signal_waits_the_sleep_out():
-    how, seconds, _ = _sleep("unwatched")
+@pytest.mark.parametrize("sent", ["SIGUSR1", "SIGINT"])
+def test_without_the_watcher_the_same_signal_waits_the_sleep_out(sent):
+    how, seconds, _ = _sleep("unwatched", sent)
 
     assert seconds == pytest.approx(3.0, abs=0.5), (how, seconds)
 
