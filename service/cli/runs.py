@@ -21,6 +21,7 @@ from service.runs.audit import clean, reverify
 from service.store import db
 from service.store.models import Run
 
+from .ctrl_c import REASON, StopOnCtrlC
 from .dead_runs import close_dead_runs
 from .faults import heal_orphans
 from .group import USER_ERRORS, fail
@@ -156,8 +157,15 @@ def suite_cmd(suite_file: str, inventory: str | None, as_json: bool) -> None:
     heal_orphans([item.cluster for item in loaded.runs], loaded.inventory)
     log_to_terminal()
     sessions = db.session_factory()
-    result = suite.run_suite(loaded, sessions, launch.for_suite(loaded),
-                             settle=lambda cluster, inv: trials.settle(sessions, cluster, inv))
+    with StopOnCtrlC() as ctrl_c:
+        try:
+            result = suite.run_suite(
+                loaded, sessions, launch.for_suite(loaded),
+                settle=lambda cluster, inv: trials.settle(sessions, cluster, inv),
+                stopped=ctrl_c.reason)
+        except KeyboardInterrupt:  # outside the experiment chaoslib interrupts with rollbacks
+            fail(f"{REASON} between two runs' experiments; `faultline runs` lists the runs "
+                 "it made")
     if as_json:
         click.echo(json.dumps(result, indent=2))
     else:
@@ -169,7 +177,8 @@ def suite_cmd(suite_file: str, inventory: str | None, as_json: bool) -> None:
             click.echo(f"  {o['name']}{trial}: {outcome}, {o['status']}{again}"
                        + (f" ({o['error']})" if o["error"] else ""))
         click.echo("")
-        click.echo(compare.format_comparison(result["comparison"]))
+        if result["comparison"] is not None:
+            click.echo(compare.format_comparison(result["comparison"]))
     sys.exit(0 if result["ok"] else 1)
 
 

@@ -33,12 +33,14 @@ Settle = Callable[[str, str], str | None]
 
 
 def repeat(sessions: sessionmaker[Session], trials: int, cluster: str, inventory: str,
-           run_once: RunOnce, settle: Settle | None, label: str
+           run_once: RunOnce, settle: Settle | None, label: str,
+           stopped: Callable[[], str | None] = lambda: None
            ) -> tuple[str | None, list[dict[str, Any]]]:
     """The group (None for a single trial, which is not one) and each run's outcome (trial,
     trials, run id, error; `superseded` on a trial's invalid run that was run again, `again`
-    on the run that took its place); stops at a cluster that does not settle, with that
-    trial's outcome saying why."""
+    on the run that took its place); stops at a cluster that does not settle, or when
+    `stopped()` gives a reason (an operator's Ctrl-C), with that trial's outcome saying
+    why."""
     group = uuid.uuid4().hex[:16] if trials > 1 else None
     outcomes: list[dict[str, Any]] = []
     for trial in range(1, trials + 1):
@@ -49,8 +51,11 @@ def repeat(sessions: sessionmaker[Session], trials: int, cluster: str, inventory
                 outcome["again"] = outcomes[-1]["run_id"]
                 outcomes[-1]["superseded"] = True
             outcomes.append(outcome)
-            problem = settle(cluster, inventory) if settle and (trial > 1 or attempt) \
-                else None
+            problem = stopped()
+            if problem:
+                outcome["stopped"] = True  # never started: nothing to compare
+            elif settle and (trial > 1 or attempt):
+                problem = settle(cluster, inventory)
             if problem:
                 outcome["error"] = f"trial {trial} not run: {problem}"
                 return group, outcomes

@@ -258,22 +258,25 @@ def _configured_cluster(experiment: dict[str, Any]) -> str | None:
 
 
 def run_suite(suite: Suite, sessions: sessionmaker[Session], runner: Runner,
-              settle: Settle | None = None) -> dict[str, Any]:
+              settle: Settle | None = None,
+              stopped: Callable[[], str | None] = lambda: None) -> dict[str, Any]:
     """Run each experiment in turn, each `trials` times (a failure does not stop the
     others); compare the runs.
 
     Returns the suite's title, one outcome per run (name, trial of trials, run id, status,
     error),
-    `ok` (every run completed) and the comparison of the runs, failed ones included.
+    `ok` (every run completed) and the comparison of the runs, failed ones included (not
+    those a stop kept from starting; None when fewer than two are left).
     `runner` runs one experiment file as the suite makes it (service.runs.launch.for_suite);
-    `settle` restores and waits for health between two trials of an entry.
+    `settle` restores and waits for health between two trials of an entry; once `stopped()`
+    gives a reason (an operator's Ctrl-C), no further run starts and each says why.
     """
     outcomes, items = [], []
     for item in suite.runs:
         _, trials = repeat(sessions, item.trials, item.cluster, suite.inventory,
                            partial(_run_one, suite, item, runner), settle,
                            f"Suite {suite.title!r}: {item.name} ({item.experiment} on "
-                           f"{item.cluster})")
+                           f"{item.cluster})", stopped)
         for outcome in trials:
             outcomes.append({"name": item.name, **outcome, "experiment": item.experiment,
                              "cluster": item.cluster})
@@ -281,6 +284,9 @@ def run_suite(suite: Suite, sessions: sessionmaker[Session], runner: Runner,
     entries = []
     with sessions() as session:
         for item, outcome in zip(items, outcomes, strict=True):
+            if outcome.get("stopped"):
+                outcome["status"] = "not run"
+                continue
             if outcome["run_id"] is None:
                 entry = unrecorded_entry(name=item.name, title=item.title, cluster=item.cluster,
                                          cluster_kind=item.cluster_kind,
@@ -293,7 +299,8 @@ def run_suite(suite: Suite, sessions: sessionmaker[Session], runner: Runner,
             entries.append(entry)
     return {"title": suite.title, "suite": suite.path, "runs": outcomes,
             "ok": all(o["status"] == "completed" for o in final(outcomes)),
-            "comparison": compare_entries(entries)}
+            # fewer than two when a Ctrl-C stopped the suite early: nothing to compare
+            "comparison": compare_entries(entries) if len(entries) > 1 else None}
 
 
 def _run_one(suite: Suite, item: SuiteRun, runner: Runner) -> tuple[int | None, str | None]:

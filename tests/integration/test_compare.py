@@ -347,6 +347,73 @@ def test_a_suite_whose_cluster_does_not_settle_stops_that_entry_saying_why(
     assert result["ok"] is False
 
 
+def _ctrl_c_in_run(sessions, made, calls, at_call: int):
+    """A runner standing in for chaoslib's part: the run numbered `at_call` gets a Ctrl-C,
+    which ends it interrupted."""
+    import os
+    import signal
+
+    def run(path, cluster, inventory):
+        calls.append(cluster)
+        status = "interrupted" if len(calls) == at_call else "completed"  # as the control
+        with sessions() as session:                                        # records it
+            made.append(make_run(session, status=status,
+                                 figures=figures(baseline_ops=100.0)).id)
+        if len(calls) == at_call:
+            try:
+                os.kill(os.getpid(), signal.SIGINT)
+                signal.sigtimedwait([], 0)
+            except KeyboardInterrupt:
+                return {"status": "interrupted", "faultline_run_id": made[-1]}
+        return {"status": "completed", "faultline_run_id": made[-1]}
+    return run
+
+
+def test_a_ctrl_c_during_a_suite_run_interrupts_it_and_starts_no_other(
+        suite_dir, sessions, made):
+    from service.cli.ctrl_c import REASON, StopOnCtrlC
+
+    calls = []
+    run = _ctrl_c_in_run(sessions, made, calls, at_call=1)
+
+    suite = suite_dir / "trials.json"
+    suite.write_text(json.dumps({"title": "trials", "runs": [{**GOOD[0], "trials": 3},
+                                                              GOOD[1]]}))
+    settled = []
+    with StopOnCtrlC() as ctrl_c:
+        result = run_suite(load_suite(suite, suite_dir / "inventory.json"), sessions,
+                           runner=run, settle=lambda c, i: settled.append(c),
+                           stopped=ctrl_c.reason)
+
+    assert calls == ["lab-ceph"] and settled == []
+    assert [(o["name"], o["trial"], o["run_id"] is None, o["status"], o["error"])
+            for o in result["runs"]] == [
+        ("a", 1, False, "interrupted", None),
+        ("a", 2, True, "not run", f"trial 2 not run: {REASON}"),
+        ("b", 1, True, "not run", f"trial 1 not run: {REASON}")]
+    assert result["ok"] is False
+    # what never started is not compared (no "different faults" against nothing): one run
+    # is left, and one run is no comparison
+    assert result["comparison"] is None
+
+
+def test_a_suite_stopped_by_ctrl_c_compares_the_runs_it_made(suite_dir, sessions, made):
+    from service.cli.ctrl_c import StopOnCtrlC
+
+    calls = []
+    suite = suite_dir / "three.json"
+    suite.write_text(json.dumps({"title": "three", "runs": [
+        *GOOD, {"name": "c", "experiment": CEPH_EXPERIMENT, "cluster": "lab-ceph"}]}))
+    with StopOnCtrlC() as ctrl_c:
+        result = run_suite(load_suite(suite, suite_dir / "inventory.json"), sessions,
+                           runner=_ctrl_c_in_run(sessions, made, calls, at_call=2),
+                           stopped=ctrl_c.reason)
+
+    assert len(calls) == 2
+    assert [o["status"] for o in result["runs"]] == ["completed", "interrupted", "not run"]
+    assert result["comparison"]["run_ids"] == made[-2:]
+
+
 def test_a_schedule_refuses_a_suite_with_trials_rather_than_run_each_entry_once(suite_dir):
     suite = suite_dir / "trials.json"
     suite.write_text(json.dumps({"title": "trials", "runs": [{**GOOD[0], "trials": 3},
