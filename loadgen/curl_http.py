@@ -54,13 +54,15 @@ class CurlConnection:
     """A libcurl easy handle: its own connection, kept alive between requests."""
 
     def __init__(self, connect_timeout_s: float, read_timeout_s: float,
-                 signing: S3Credentials):
+                 signing: S3Credentials | None):
+        """`signing`: the key pair libcurl signs each request with; None when the caller
+        gives the signature's headers (loadgen/sigv4.py)."""
         self.connect_timeout_s = connect_timeout_s
         self.read_timeout_s = read_timeout_s
         self.opened = 0
-        self._signing = f"aws:amz:{signing.region}:s3"
-        # apart, not as USERPWD: Swift's tempauth access keys are "account:user"
-        self._user, self._password = signing.access_key, signing.secret_key
+        self._signing = None if signing is None else f"aws:amz:{signing.region}:s3"
+        self._user, self._password = ("", "") if signing is None else (
+            signing.access_key, signing.secret_key)
         self._curl: pycurl.Curl | None = None
         self._sockets: set[int] = set()  # libcurl's descriptors now open
         self._lock = threading.RLock()  # close() runs the close callback under it
@@ -102,9 +104,10 @@ class CurlConnection:
     def _configure(self, curl: pycurl.Curl, endpoint: Endpoint, method: str, path: str,
                    headers: dict[str, str], body: bytes | None) -> None:
         curl.setopt(pycurl.URL, f"{endpoint.scheme}://{endpoint.host}:{endpoint.port}{path}")
-        curl.setopt(pycurl.AWS_SIGV4, self._signing)
-        curl.setopt(pycurl.USERNAME, self._user)
-        curl.setopt(pycurl.PASSWORD, self._password)
+        if self._signing is not None:
+            curl.setopt(pycurl.AWS_SIGV4, self._signing)
+            curl.setopt(pycurl.USERNAME, self._user)
+            curl.setopt(pycurl.PASSWORD, self._password)
         curl.setopt(pycurl.NOSIGNAL, 1)
         curl.setopt(pycurl.CONNECTTIMEOUT_MS, int(self.connect_timeout_s * 1000))
         curl.setopt(pycurl.LOW_SPEED_LIMIT, 1)

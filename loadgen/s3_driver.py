@@ -9,9 +9,9 @@ plain HTTP the payload is signed too (its SHA-256), as botocore does.
 
 libcurl percent-encodes the access key in the signature's Credential, so a key with any
 other character than letters, digits and `-._~` would never match: Swift's tempauth keys
-are "account:user". Such a key is signed by botocore's own signer (S3SigV4Auth) on
-http.client connections instead, at about twice the CPU per operation (`signing` says
-which).
+are "account:user". Such a key's requests are signed by loadgen/sigv4.py (botocore's
+signature, checked against it, at a fraction of its CPU) and sent on the same libcurl
+connections, unsigned by libcurl (`signing` says which signs).
 
 An S3 error's class is its HTTP status and the error code of its XML body
 ("404 NoSuchKey", "503 SlowDown"); a HEAD has no body: its status alone.
@@ -34,17 +34,13 @@ import xml.etree.ElementTree as ElementTree
 from urllib.parse import quote
 from xml.sax.saxutils import escape
 
-from botocore.auth import S3SigV4Auth
-from botocore.awsrequest import AWSRequest
-from botocore.credentials import Credentials
-
 from clusters.access.credentials import S3Credentials
 
 from .curl_http import CurlConnection
 from .exceptions import DriverError
 from .http_driver import LIST, HttpDriver, Request
+from .sigv4 import Signer
 from .swift_http import (
-    Connection,
     Endpoint,
     RequestFailure,
     Response,
@@ -56,7 +52,6 @@ log = logging.getLogger(__name__)
 _CODE = re.compile(rb"<Code>([A-Za-z0-9.]{1,64})</Code>")
 # a bucket name S3 accepts (path style): 3-63 of lowercase letters, digits, dots, hyphens
 _BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
-AnyConnection = CurlConnection | Connection  # libcurl's, or http.client's for botocore
 _CURL_SAFE_KEY = re.compile(r"^[A-Za-z0-9._~-]+$")  # what libcurl sends unencoded
 LISTING_PAGE = 1000  # keys per ListObjectsV2 page: S3's largest
 MULTIPART = "MULTIPART"  # a Request's method for a multipart upload (several requests)
@@ -112,14 +107,18 @@ class S3Driver(HttpDriver):
         self.multipart_above = multipart_above
         self.part_size = part_size
         self._credentials = credentials
-        self._signer = None if _CURL_SAFE_KEY.match(credentials.access_key) else S3SigV4Auth(
-            Credentials(credentials.access_key, credentials.secret_key), "s3",
-            credentials.region)
+        self._signer = None if _CURL_SAFE_KEY.match(credentials.access_key) else Signer(
+            credentials.access_key, credentials.secret_key, credentials.region)
+        host = f"[{self.endpoint.host}]" if ":" in self.endpoint.host else self.endpoint.host
+        default = {"http": 80, "https": 443}.get(self.endpoint.scheme)
+        # what libcurl sends as Host, which the signature covers
+        self._host = host if self.endpoint.port == default else f"{host}:{self.endpoint.port}"
 
     @property
     def signing(self) -> str:
-        """Who signs the requests: "libcurl", or "botocore" for a key libcurl would mangle."""
-        return "libcurl" if self._signer is None else "botocore"
+        """Who signs the requests: "libcurl", or "sigv4" (loadgen/sigv4.py) for a key
+        libcurl would mangle."""
+        return "libcurl" if self._signer is None else "sigv4"
 
     def connect(self) -> None:
         """Check the key pair and create the buckets; raise DriverError on any failure."""
@@ -156,14 +155,14 @@ class S3Driver(HttpDriver):
         if error:
             raise DriverError(f"S3 at {self.endpoint.url} refused the key pair: {error}")
 
-    def _readable(self, conn: AnyConnection, bucket: str) -> bool:
+    def _readable(self, conn: CurlConnection, bucket: str) -> bool:
         response = self._request(conn, "HEAD", bucket, None, None)
         return response.status == 200
 
     def _error_of(self, response: Response) -> str | None:
         return error_class(response.status, response.body)
 
-    def _send(self, conn: AnyConnection, request: Request) -> Response:
+    def _send(self, conn: CurlConnection, request: Request) -> Response:
         return self._request(conn, request.method, request.container, request.name,
                              request.body)
 
@@ -171,13 +170,13 @@ class S3Driver(HttpDriver):
         big = self.multipart_above is not None and len(data) > self.multipart_above
         self._submit(Request(MULTIPART if big else "PUT", container, name, data, done))
 
-    def _serve_compound(self, conn: AnyConnection, request: Request) -> None:
+    def _serve_compound(self, conn: CurlConnection, request: Request) -> None:
         if request.method == MULTIPART:
             self._serve_multipart(conn, request)
         else:
             super()._serve_compound(conn, request)
 
-    def _serve_multipart(self, conn: AnyConnection, request: Request) -> None:
+    def _serve_multipart(self, conn: CurlConnection, request: Request) -> None:
         bucket, key, data = request.container, request.name, request.body or b""
         response = self._request(conn, "POST", bucket, key, b"", "uploads")
         error = self._error_of(response)
@@ -198,7 +197,7 @@ class S3Driver(HttpDriver):
         else:
             self._finish(request.done, True, len(data), None, None)
 
-    def _upload_parts(self, conn: AnyConnection, bucket: str, key: str, data: bytes,
+    def _upload_parts(self, conn: CurlConnection, bucket: str, key: str, data: bytes,
                       upload: str) -> str | None:
         """Every part, then the completion; the error class of the first that failed."""
         parts = []
@@ -225,7 +224,7 @@ class S3Driver(HttpDriver):
         finally:
             conn.close()
 
-    def _list_page(self, conn: AnyConnection, container: str,
+    def _list_page(self, conn: CurlConnection, container: str,
                    marker: str | None) -> tuple[Response, list[str], str | None]:
         """A ListObjectsV2 page; `marker` is the continuation token."""
         query = f"list-type=2&max-keys={self.listing_page}" + (
@@ -243,20 +242,15 @@ class S3Driver(HttpDriver):
         token = root.findtext("{*}NextContinuationToken")
         return response, names, token if truncated and token else None
 
-    def _request(self, conn: AnyConnection, method: str, bucket: str | None, key: str | None,
+    def _request(self, conn: CurlConnection, method: str, bucket: str | None, key: str | None,
                  body: bytes | None, query: str = "") -> Response:
         path = self.endpoint.path if bucket is None else self.endpoint.path_to(bucket, key)
         path += f"?{query}" if query else ""
         if self._signer is None:
             return conn.request(self.endpoint, method, path, {}, body)
-        signed = AWSRequest(method=method, url=self._base_url(path), data=body or b"")
-        self._signer.add_auth(signed)
-        return conn.request(self.endpoint, method, path, dict(signed.headers.items()), body)
+        return conn.request(self.endpoint, method, path,
+                            self._signer.headers(method, self._host, path, body), body)
 
-    def _base_url(self, path: str) -> str:
-        return f"{self.endpoint.scheme}://{self.endpoint.host}:{self.endpoint.port}{path}"
-
-    def _make_connection(self) -> AnyConnection:
-        if self._signer is not None:
-            return super()._make_connection()
-        return CurlConnection(self.connect_timeout_s, self.read_timeout_s, self._credentials)
+    def _make_connection(self) -> CurlConnection:
+        return CurlConnection(self.connect_timeout_s, self.read_timeout_s,
+                              self._credentials if self._signer is None else None)

@@ -53,9 +53,10 @@ def server():
         yield httpd
 
 
-@pytest.fixture(params=["AKID", "test:tester"], ids=["libcurl", "botocore"])
+@pytest.fixture(params=["AKID", "test:tester"], ids=["libcurl", "sigv4"])
 def access_key(request):
-    """Both signing paths: libcurl's, and botocore's for a key libcurl would encode."""
+    """Both signing paths: libcurl's, and loadgen/sigv4.py's for a key libcurl would
+    encode."""
     return request.param
 
 
@@ -64,7 +65,7 @@ def _list(server, page: bytes, access_key: str) -> tuple[tuple, float]:
     credentials = S3Credentials(f"http://127.0.0.1:{server.server_address[1]}", access_key,
                                 "secret")
     driver = S3Driver(credentials, ["faultline-hostile"], concurrency=1)
-    assert driver.signing == ("libcurl" if access_key == "AKID" else "botocore")
+    assert driver.signing == ("libcurl" if access_key == "AKID" else "sigv4")
     driver.connect()
     answered = threading.Event()
     got: list[tuple] = []
