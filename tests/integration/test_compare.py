@@ -347,6 +347,16 @@ def test_a_suite_whose_cluster_does_not_settle_stops_that_entry_saying_why(
     assert result["ok"] is False
 
 
+@pytest.fixture
+def python_sigint():
+    """Python's own SIGINT handler, whatever the tests were started with (CI ignores it)."""
+    import signal
+
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
 def _ctrl_c_in_run(sessions, made, calls, at_call: int):
     """A runner standing in for chaoslib's part: the run numbered `at_call` gets a Ctrl-C,
     which ends it interrupted."""
@@ -370,7 +380,7 @@ def _ctrl_c_in_run(sessions, made, calls, at_call: int):
 
 
 def test_a_ctrl_c_during_a_suite_run_interrupts_it_and_starts_no_other(
-        suite_dir, sessions, made):
+        suite_dir, sessions, made, python_sigint):
     from service.cli.ctrl_c import REASON, StopOnCtrlC
 
     calls = []
@@ -397,7 +407,8 @@ def test_a_ctrl_c_during_a_suite_run_interrupts_it_and_starts_no_other(
     assert result["comparison"] is None
 
 
-def test_a_suite_stopped_by_ctrl_c_compares_the_runs_it_made(suite_dir, sessions, made):
+def test_a_suite_stopped_by_ctrl_c_compares_the_runs_it_made(suite_dir, sessions, made,
+                                                             python_sigint):
     from service.cli.ctrl_c import StopOnCtrlC
 
     calls = []

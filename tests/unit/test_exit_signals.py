@@ -34,7 +34,9 @@ def spin():  # a thread running Python, like the load generator's
 
 sent = getattr(signal, sys.argv[2])
 if sent == signal.SIGUSR1:
-    signal.signal(signal.SIGUSR1, leave)  # SIGINT keeps Python's: KeyboardInterrupt
+    signal.signal(signal.SIGUSR1, leave)
+else:  # Python's own, KeyboardInterrupt: a SIGINT ignored by whoever started the tests
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # (CI, nohup) is inherited
 watcher = {"watched": prompt_exit_signals, "lossy": lambda: PromptExitSignals(lossy),
            "unwatched": lambda: None}[sys.argv[1]]()
 threading.Thread(target=spin, daemon=True).start()
