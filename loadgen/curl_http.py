@@ -60,9 +60,7 @@ class CurlConnection:
         self.connect_timeout_s = connect_timeout_s
         self.read_timeout_s = read_timeout_s
         self.opened = 0
-        self._signing = None if signing is None else f"aws:amz:{signing.region}:s3"
-        self._user, self._password = ("", "") if signing is None else (
-            signing.access_key, signing.secret_key)
+        self._signing = signing
         self._curl: pycurl.Curl | None = None
         self._sockets: set[int] = set()  # libcurl's descriptors now open
         self._lock = threading.RLock()  # close() runs the close callback under it
@@ -105,9 +103,10 @@ class CurlConnection:
                    headers: dict[str, str], body: bytes | None) -> None:
         curl.setopt(pycurl.URL, f"{endpoint.scheme}://{endpoint.host}:{endpoint.port}{path}")
         if self._signing is not None:
-            curl.setopt(pycurl.AWS_SIGV4, self._signing)
-            curl.setopt(pycurl.USERNAME, self._user)
-            curl.setopt(pycurl.PASSWORD, self._password)
+            curl.setopt(pycurl.AWS_SIGV4, f"aws:amz:{self._signing.region}:s3")
+            # apart, not as USERPWD: a key may hold a colon
+            curl.setopt(pycurl.USERNAME, self._signing.access_key)
+            curl.setopt(pycurl.PASSWORD, self._signing.secret_key)
         curl.setopt(pycurl.NOSIGNAL, 1)
         curl.setopt(pycurl.CONNECTTIMEOUT_MS, int(self.connect_timeout_s * 1000))
         curl.setopt(pycurl.LOW_SPEED_LIMIT, 1)

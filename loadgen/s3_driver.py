@@ -109,10 +109,6 @@ class S3Driver(HttpDriver):
         self._credentials = credentials
         self._signer = None if _CURL_SAFE_KEY.match(credentials.access_key) else Signer(
             credentials.access_key, credentials.secret_key, credentials.region)
-        host = f"[{self.endpoint.host}]" if ":" in self.endpoint.host else self.endpoint.host
-        default = {"http": 80, "https": 443}.get(self.endpoint.scheme)
-        # what libcurl sends as Host, which the signature covers
-        self._host = host if self.endpoint.port == default else f"{host}:{self.endpoint.port}"
 
     @property
     def signing(self) -> str:
@@ -249,7 +245,8 @@ class S3Driver(HttpDriver):
         if self._signer is None:
             return conn.request(self.endpoint, method, path, {}, body)
         return conn.request(self.endpoint, method, path,
-                            self._signer.headers(method, self._host, path, body), body)
+                            self._signer.headers(method, self.endpoint.host_header, path, body),
+                            body)
 
     def _make_connection(self) -> CurlConnection:
         return CurlConnection(self.connect_timeout_s, self.read_timeout_s,

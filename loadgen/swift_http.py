@@ -52,6 +52,9 @@ class RequestFailure(Exception):
         self.message = message
 
 
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
 @dataclass(frozen=True)
 class Endpoint:
     url: str
@@ -65,9 +68,16 @@ class Endpoint:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"not an http:// or https:// URL: {url!r}")
-        port = parts.port or (443 if parts.scheme == "https" else 80)
+        port = parts.port or DEFAULT_PORTS[parts.scheme]
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         return cls(url, parts.scheme, parts.hostname, port, path)
+
+    @property
+    def host_header(self) -> str:
+        """The Host header a client sends to it: the port left out when it is the scheme's
+        (what a signature over the Host header must cover)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return host if self.port == DEFAULT_PORTS[self.scheme] else f"{host}:{self.port}"
 
     def path_to(self, container: str, name: str | None = None) -> str:
         path = f"{self.path.rstrip('/')}/{quote(container, safe='')}"
