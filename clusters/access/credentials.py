@@ -107,7 +107,7 @@ def _key_from_file(path: Path, cluster: str, what: str = "Swift key") -> str:
     if not key:
         raise CredentialsError(f"the {what} file {path} of cluster {cluster!r} is empty")
     check_private(path, f"{what} file of cluster {cluster!r}")
-    return key
+    return _one_token(key, f"the {what} file {path} of cluster {cluster!r}")
 
 
 def _key_from_env(variable: str, cluster: str, what: str = "Swift key") -> str:
@@ -118,7 +118,16 @@ def _key_from_env(variable: str, cluster: str, what: str = "Swift key") -> str:
     if not key.strip():
         raise CredentialsError(f"environment variable {variable} (the {what} of cluster "
                                f"{cluster!r}) is empty")
-    return key.strip()
+    return _one_token(key.strip(), f"environment variable {variable} (the {what} of cluster "
+                                   f"{cluster!r})")
+
+
+def _one_token(key: str, where: str) -> str:
+    """A key goes into a request header as it is: a space or a control character inside it
+    (a line break would start a header of its own) is refused, never sent."""
+    if any(c.isspace() or not c.isprintable() for c in key):
+        raise CredentialsError(f"{where} holds a space or a control character inside the key")
+    return key
 
 
 # -- S3 -------------------------------------------------------------------------------

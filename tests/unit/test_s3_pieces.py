@@ -57,6 +57,18 @@ def test_the_key_pair_is_read_from_its_files_without_the_newline(key_files):
     assert "lab-secret" not in repr(found) and "AKIDLAB" not in repr(found)
 
 
+@pytest.mark.parametrize("secret", ["lab\r\nX-Injected: 1", "lab secret", "lab\x07"])
+def test_a_key_that_would_break_its_header_is_refused(key_files, secret, monkeypatch):
+    with open(key_files["secret_key_file"], "w") as f:
+        f.write(secret + "\n")
+    with pytest.raises(CredentialsError, match="space or a control character"):
+        s3_credentials(_cluster(endpoint=ENDPOINT, **key_files))
+    monkeypatch.setenv("FL_TEST_SECRET", secret)
+    with pytest.raises(CredentialsError, match="space or a control character"):
+        s3_credentials(_cluster(endpoint=ENDPOINT, access_key_file=key_files["access_key_file"],
+                                secret_key_env="FL_TEST_SECRET"))
+
+
 def test_the_key_pair_may_come_from_the_environment(monkeypatch):
     monkeypatch.setenv("FL_TEST_S3_ACCESS", "AKIDENV")
     monkeypatch.setenv("FL_TEST_S3_SECRET", "env-secret")
