@@ -112,14 +112,12 @@ def _key_from_file(path: Path, cluster: str, what: str = "Swift key") -> str:
 
 def _key_from_env(variable: str, cluster: str, what: str = "Swift key") -> str:
     key = os.environ.get(variable)
+    where = f"environment variable {variable} (the {what} of cluster {cluster!r})"
     if key is None:
-        raise CredentialsError(f"environment variable {variable} (the {what} of cluster "
-                               f"{cluster!r}) is not set")
+        raise CredentialsError(f"{where} is not set")
     if not key.strip():
-        raise CredentialsError(f"environment variable {variable} (the {what} of cluster "
-                               f"{cluster!r}) is empty")
-    return _one_token(key.strip(), f"environment variable {variable} (the {what} of cluster "
-                                   f"{cluster!r})")
+        raise CredentialsError(f"{where} is empty")
+    return _one_token(key.strip(), where)
 
 
 def _one_token(key: str, where: str) -> str:

@@ -347,16 +347,6 @@ def test_a_suite_whose_cluster_does_not_settle_stops_that_entry_saying_why(
     assert result["ok"] is False
 
 
-@pytest.fixture
-def python_sigint():
-    """Python's own SIGINT handler, whatever the tests were started with (CI ignores it)."""
-    import signal
-
-    before = signal.signal(signal.SIGINT, signal.default_int_handler)
-    yield
-    signal.signal(signal.SIGINT, before)
-
-
 def _ctrl_c_in_run(sessions, made, calls, at_call: int):
     """A runner standing in for chaoslib's part: the run numbered `at_call` gets a Ctrl-C,
     which ends it interrupted."""

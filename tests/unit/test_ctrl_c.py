@@ -12,15 +12,6 @@ import pytest
 from service.cli.ctrl_c import REASON, StopOnCtrlC
 
 
-@pytest.fixture
-def python_sigint():
-    """Python's own SIGINT handler, whatever the tests were started with (CI, or a shell's
-    background job, ignores SIGINT)."""
-    before = signal.signal(signal.SIGINT, signal.default_int_handler)
-    yield
-    signal.signal(signal.SIGINT, before)
-
-
 def test_ctrl_c_is_raised_and_remembered_and_the_handler_put_back(python_sigint):
     with StopOnCtrlC() as ctrl_c:
         assert ctrl_c.reason() is None
