@@ -43,6 +43,18 @@ class Bucket:
             histogram.record_value(value, count)
         return histogram
 
+    def percentile_us(self, histogram: HdrHistogram, percentile: float) -> int:
+        """hdrh's get_value_at_percentile (0 < percentile <= 100) of `histogram`, built from
+        these latencies, from their few distinct values: hdrh walks its whole counts array
+        in Python, about 0.7 ms a percentile, for every second and operation of a load."""
+        target = histogram.get_target_count_at_percentile(percentile)
+        seen = 0
+        for value in sorted(self.latencies):
+            seen += self.latencies[value]
+            if seen >= target:
+                return histogram.get_highest_equivalent_value(value)
+        return 0
+
 
 @dataclass(frozen=True)
 class Sample:
@@ -140,8 +152,8 @@ class SampleRecorder:
         return Sample(
             second=second, ts=self.wall_start + second, op=op, ops=b.ops, bytes=b.bytes,
             errors=dict(b.errors), missed=b.missed,
-            p50_ms=h.get_value_at_percentile(50) / 1000 if has else None,
-            p99_ms=h.get_value_at_percentile(99) / 1000 if has else None,
+            p50_ms=b.percentile_us(h, 50) / 1000 if has else None,
+            p99_ms=b.percentile_us(h, 99) / 1000 if has else None,
             max_ms=h.get_max_value() / 1000 if has else None,
             histogram=h.encode().decode() if has else "",
         )

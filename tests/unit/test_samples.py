@@ -178,3 +178,21 @@ def test_a_seconds_histogram_is_the_one_recording_each_operation_would_give(reco
     assert sample.ops == 3000
     assert sample.histogram == one_by_one.encode().decode()
     assert sample.max_ms == one_by_one.get_max_value() / 1000
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_seconds_p50_and_p99_are_hdrhs_own(recorder, seed):
+    # computed from the second's distinct latencies instead of hdrh's walk of its counts;
+    # few or many operations, ties, values sharing an HDR bucket, one extreme
+    rng = random.Random(seed)
+    count = rng.choice([1, 2, 3, 7, 100, 1500])
+    for _ in range(count):
+        latency_s = rng.choice([0.0005, 0.0005001, rng.lognormvariate(-5, 2), 700.0])
+        recorder.success("write", T0 + 0.5, latency_s, 1)
+
+    sample = recorder.take_closed(T0 + 1.0, ("write",))[0]
+    histogram = merge_histograms([sample.histogram])
+
+    assert sample.ops == count
+    assert sample.p50_ms == histogram.get_value_at_percentile(50) / 1000
+    assert sample.p99_ms == histogram.get_value_at_percentile(99) / 1000
