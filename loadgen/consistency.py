@@ -8,16 +8,21 @@ one write of one object, so a read names the write it came from.
 
 Only real-time order counts: an operation precedes another when it ended before the other
 started. Two that overlap may take effect in either order, so nothing is charged to the
-store that a legal order of overlapping operations explains. The classes:
+store that a legal order of overlapping operations explains. An operation whose outcome is
+not known may take effect at any time after it began, even after its timeout, so it
+overlaps everything that follows it. The classes:
 
 - lost: acknowledged, and not there at the final read;
 - stale: a version served after a newer write of the object was acknowledged;
-- resurrected: served, or listed, after the object's delete was acknowledged;
+- resurrected: served after the object's delete was acknowledged, or listed by a listing
+  that started at least `listing_delay_s` after it (a listing lags by design: Swift's
+  container updates are asynchronous);
 - listing gap: acknowledged, not deleted, and missing from a listing that started at least
   `listing_delay_s` after the acknowledgement;
 - recovered: a write whose outcome was unknown, found later (not a fault of the store:
   what the client could not know);
-- unexpected: a version that no write of the object ever carried.
+- unexpected: a version no write of the object carried, or whose write the store refused
+  (answered as failed: it promised the version would not exist).
 
 Each finding keeps the time since the acknowledgement it contradicts (None where there is
 none), so a report can say how long a store took to converge.
@@ -29,6 +34,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 OK, FAILED, UNKNOWN = "ok", "failed", "unknown"
+# a write the history could not record (its bound was reached, or it never completed):
+# of unknown effect, as UNKNOWN, but not "recovered" when found (nobody timed out)
+UNRECORDED = "unrecorded"
 CLASSES = ("lost", "stale", "resurrected", "listing_gap", "recovered", "unexpected")
 EXAMPLES = 5  # object names kept per class
 
@@ -97,9 +105,59 @@ def check(history: History, listing_delay_s: float = 0.0) -> list[Finding]:
     for read in sorted(history.reads, key=lambda r: (r.final, r.start)):
         findings.extend(_read_findings(read, writes[read.key], deletes[read.key]))
     findings.extend(_recovered(history.reads, writes))
+    live = {container: _LiveKeys(keys, writes, deletes)
+            for container, keys in _by_container((*writes, *deletes)).items()}
     for listing in sorted(history.listings, key=lambda listing: listing.start):
-        findings.extend(_listing_findings(listing, writes, deletes, listing_delay_s))
+        if listing.container in live:
+            candidates = live[listing.container].at(listing)
+            findings.extend(_listing_findings(listing, candidates, writes, deletes,
+                                              listing_delay_s))
     return findings
+
+
+def _by_container(keys) -> dict[str, list[Key]]:
+    out: dict[str, list[Key]] = defaultdict(list)
+    for key in dict.fromkeys(keys):
+        out[key[0]].append(key)
+    return out
+
+
+class _LiveKeys:
+    """The keys of one container a listing can say something of, swept in the listings'
+    order of start, so that each listing costs what it lists and what was live, not every
+    key the container ever held: a listed one (resurrected?), or one acknowledged as
+    written before the listing began and with no delete that did not fail begun before it
+    (a gap?). Any other key, unlisted, gets no finding from the checks that follow."""
+
+    def __init__(self, keys: list[Key], writes: dict[Key, list[Write]],
+                 deletes: dict[Key, list[Delete]]):
+        self._keys = set(keys)
+        self._born = sorted(  # (first acknowledged write's end, key)
+            (min(w.end for w in writes[k] if w.outcome == OK), k)
+            for k in keys if any(w.outcome == OK for w in writes.get(k, ())))
+        self._dying = sorted(  # (first delete's start, key), for deletes that did not fail
+            (min(d.start for d in deletes[k] if d.outcome != FAILED), k)
+            for k in keys if any(d.outcome != FAILED for d in deletes.get(k, ())))
+        self._next_born = self._next_dying = 0
+        self._live: set[Key] = set()
+        self._dead: set[Key] = set()
+
+    def at(self, listing: Listing) -> set[Key]:
+        while (self._next_born < len(self._born)
+               and self._born[self._next_born][0] < listing.start):
+            key = self._born[self._next_born][1]
+            if key not in self._dead:
+                self._live.add(key)
+            self._next_born += 1
+        while (self._next_dying < len(self._dying)
+               and self._dying[self._next_dying][0] < listing.start):
+            key = self._dying[self._next_dying][1]
+            self._dead.add(key)
+            self._live.discard(key)
+            self._next_dying += 1
+        container = next(iter(self._keys))[0]
+        listed = {(container, name) for name in listing.names} & self._keys
+        return self._live | listed
 
 
 def summary(findings: list[Finding]) -> dict[str, dict]:
@@ -130,6 +188,11 @@ def _read_findings(read: Read, writes: list[Write], deletes: list[Delete]) -> li
     if served is None:
         return [Finding("unexpected", read.key, None,
                         f"version {read.version} was never written")]
+    if served.outcome == FAILED:
+        return [Finding("unexpected", read.key, read.start - served.end,
+                        f"version {read.version} served, though its write was refused")]
+    if served.outcome != OK:
+        return []  # it may have taken effect after anything acknowledged since
     # the newest operation acknowledged before the read that surely came after the write
     # served (it started once that write had ended): the state the read should reflect
     newer = [op for op in (*writes, *deletes)
@@ -155,7 +218,7 @@ def _absent(read: Read, writes: list[Write], deletes: list[Delete]) -> list[Find
     if not acked:
         return []
     last = max(acked, key=lambda w: w.end)
-    if any(d.outcome != FAILED and d.end > last.start for d in deletes):
+    if any(d.outcome != FAILED and (d.end > last.start or d.outcome != OK) for d in deletes):
         return []  # deleted, or perhaps deleted
     return [Finding("lost", read.key, read.start - last.end,
                     f"version {last.version}, acknowledged, is not there")]
@@ -171,16 +234,15 @@ def _recovered(reads: list[Read], writes: dict[Key, list[Write]]) -> list[Findin
     for key, mine in writes.items():
         for write in mine:
             at = seen.get((key, write.version))
-            if write.outcome == UNKNOWN and at is not None:
-                found.append(Finding("recovered", key, at - write.end,
+            if write.outcome == UNKNOWN and at is not None:  # found during it: 0 s after
+                found.append(Finding("recovered", key, max(0.0, at - write.end),
                                      f"version {write.version}, of unknown outcome, found"))
     return found
 
 
-def _listing_findings(listing: Listing, writes: dict[Key, list[Write]],
+def _listing_findings(listing: Listing, keys: set[Key], writes: dict[Key, list[Write]],
                       deletes: dict[Key, list[Delete]], delay_s: float) -> list[Finding]:
     found = []
-    keys = {k for k in (*writes, *deletes) if k[0] == listing.container}
     for key in sorted(keys):
         mine, gone = writes.get(key, []), deletes.get(key, [])
         listed = key[1] in listing.names
@@ -191,15 +253,17 @@ def _listing_findings(listing: Listing, writes: dict[Key, list[Write]],
             continue
         last = max(done, key=lambda op: op.end)
         racing = [op for op in (*mine, *gone)
-                  if op is not last and op.outcome != FAILED and op.end > last.start
-                  and op.start < listing.end]
+                  if op is not last and op.outcome != FAILED
+                  and (op.end > last.start or op.outcome != OK) and op.start < listing.end]
         if racing:
             continue
         since = listing.start - last.end
+        if since < delay_s:
+            continue
         if isinstance(last, Delete) and listed:
             found.append(Finding("resurrected", key, since,
                                  f"listed {since:.3f} s after its delete was acknowledged"))
-        elif isinstance(last, Write) and not listed and since >= delay_s:
+        elif isinstance(last, Write) and not listed:
             found.append(Finding("listing_gap", key, since,
                                  f"not listed {since:.3f} s after it was acknowledged"))
     return found

@@ -13,9 +13,22 @@ listing weighs one operation per name it holds (a listing of a big container is 
 
 from __future__ import annotations
 
+import math
 import threading
 
-from .consistency import OK, UNKNOWN, Delete, History, Key, Listing, Read, Write, check, summary
+from .consistency import (
+    OK,
+    UNKNOWN,
+    UNRECORDED,
+    Delete,
+    History,
+    Key,
+    Listing,
+    Read,
+    Write,
+    check,
+    summary,
+)
 from .outcomes import outcome
 from .payload import PayloadSource
 
@@ -129,10 +142,11 @@ class HistoryLog:
         with self._lock:
             return list(dict.fromkeys(w.key[0] for w in self.history.writes))
 
-    def last_write_end(self) -> float:
-        """When the last write recorded ended (0.0: none)."""
+    def last_change_end(self) -> float:
+        """When the last write or delete recorded ended (0.0: none)."""
         with self._lock:
-            return max((w.end for w in self.history.writes), default=0.0)
+            return max((op.end for op in (*self.history.writes, *self.history.deletes)),
+                       default=0.0)
 
     def _add_read(self, read: Read) -> None:
         with self._lock:
@@ -146,6 +160,17 @@ class HistoryLog:
             history = History(list(self.history.writes), list(self.history.deletes),
                               list(self.history.reads), list(self.history.listings))
             left_out = self.left_out
+            issued = {(key, version) for key, versions in self._versions.items()
+                      for version in versions}
+        # a version read whose write is not recorded (the bound, or a write still in flight
+        # when the load stopped) was issued all the same: of unknown effect, not unexpected
+        recorded = {(w.key, w.version) for w in history.writes}
+        for read in history.reads:
+            seen = (read.key, read.version)
+            if read.version is not None and seen not in recorded and seen in issued:
+                history.writes.append(Write(read.key, read.version, -math.inf, math.inf,
+                                            UNRECORDED))
+                recorded.add(seen)
         return {"classes": summary(check(history, listing_delay_s)),
                 "operations": len(history.writes) + len(history.deletes)
                 + len(history.reads) + len(history.listings),

@@ -1,14 +1,19 @@
 """The consistency checker's classes, each on a hand-built history (loadgen/consistency.py)."""
 
+import random
+from collections import defaultdict
+
 from loadgen.consistency import (
     FAILED,
     OK,
     UNKNOWN,
+    UNRECORDED,
     Delete,
     History,
     Listing,
     Read,
     Write,
+    _listing_findings,
     check,
     summary,
 )
@@ -101,6 +106,36 @@ def test_a_version_never_written_is_unexpected():
     assert kinds(history) == [("unexpected", None)]
 
 
+def test_a_found_write_of_unknown_outcome_may_have_landed_after_the_newer_acknowledgement():
+    # version 1 timed out at 30 s and may have been applied after version 2's 32 s, or
+    # after the delete: served later, it is recovered, neither stale nor resurrected
+    stale = History(writes=[Write(K, 1, 0.0, 30.0, UNKNOWN), Write(K, 2, 31.0, 32.0, OK)],
+                    reads=[Read(K, 40.0, 40.1, 1)])
+    assert kinds(stale) == [("recovered", 10.0)]
+    resurrected = History(
+        writes=[Write(K, 0, 0.0, 1.0, OK), Write(K, 1, 2.0, 32.0, UNKNOWN)],
+        deletes=[Delete(K, 33.0, 34.0, OK)], reads=[Read(K, 40.0, 40.1, 1, final=True)])
+    assert kinds(resurrected) == [("recovered", 8.0)]
+
+
+def test_a_version_whose_write_the_store_refused_is_unexpected():
+    history = History(writes=[Write(K, 0, 0.0, 1.0, OK), Write(K, 1, 2.0, 3.0, FAILED)],
+                      reads=[Read(K, 5.0, 5.1, 1), Read(K, 9.0, 9.1, 1, final=True)])
+    assert kinds(history) == [("unexpected", 2.0), ("unexpected", 6.0)]
+
+
+def test_an_unrecorded_write_is_of_unknown_effect_and_not_recovered():
+    history = History(writes=[Write(K, 0, 0.0, 1.0, OK),
+                              Write(K, 1, float("-inf"), float("inf"), UNRECORDED)],
+                      reads=[Read(K, 5.0, 5.1, 1), Read(K, 6.0, 6.1, 0)])
+    assert check(history) == []
+
+
+def test_a_read_during_the_unknown_write_that_finds_it_is_recovered_at_once():
+    history = History(writes=[Write(K, 1, 0.0, 30.0, UNKNOWN)], reads=[Read(K, 10.0, 10.1, 1)])
+    assert kinds(history) == [("recovered", 0.0)]
+
+
 def test_a_listing_after_the_delay_must_show_what_was_acknowledged():
     other = ("faultline-000", "obj-2")
     history = History(
@@ -124,6 +159,23 @@ def test_a_listing_after_an_acknowledged_delete_that_shows_the_object_is_resurre
     assert kinds(history) == [("resurrected", 5.0)]
 
 
+def test_a_deleted_object_still_listed_within_the_delay_is_not_resurrected():
+    # Swift updates a container's listing after the DELETE's answer: it lags, as for a PUT
+    history = History(writes=[Write(K, 1, 0.0, 1.0, OK)], deletes=[Delete(K, 2.0, 3.0, OK)],
+                      listings=[Listing("faultline-000", 3.01, 3.1, frozenset({"obj-1"})),
+                                Listing("faultline-000", 5.0, 5.1, frozenset({"obj-1"}))])
+    assert kinds(history, listing_delay_s=1.0) == [("resurrected", 2.0)]
+
+
+def test_a_delete_of_unknown_outcome_may_land_after_the_listing_began():
+    # the delete timed out before the listing; it may still have been applied during it
+    history = History(writes=[Write(K, 1, 0.0, 1.0, OK)],
+                      deletes=[Delete(K, 2.0, 3.0, UNKNOWN)],
+                      listings=[Listing("faultline-000", 8.0, 8.5, frozenset())],
+                      reads=[Read(K, 9.0, 9.1, None, final=True)])
+    assert check(history, listing_delay_s=1.0) == []
+
+
 def test_the_summary_counts_each_class_with_its_longest_delay_and_examples():
     keys = [("faultline-000", f"obj-{i}") for i in range(8)]
     history = History(writes=[Write(k, 1, 0.0, 1.0, OK) for k in keys],
@@ -142,3 +194,37 @@ def test_an_object_found_twice_is_two_observations_and_one_object():
                       listings=[Listing("faultline-000", 8.0, 8.5, frozenset({"obj-1"}))])
     out = summary(check(history))
     assert out["resurrected"]["count"] == 3 and out["resurrected"]["objects"] == 1
+
+
+def test_listings_check_only_listed_and_live_keys_and_find_what_checking_all_would():
+    # random histories of writes, overwrites, deletes and listings, some overlapping and
+    # some of unknown or failed outcome: the sweep's findings are those of every key
+    rng = random.Random(7)
+    outcomes = (OK, OK, OK, FAILED, UNKNOWN)
+    for _ in range(200):
+        history, clock = History(), 0.0
+        for n in range(12):
+            key, at = ("faultline-000", f"obj-{n}"), rng.uniform(0, 5)
+            for version in range(rng.randint(1, 3)):
+                took = rng.uniform(0.01, 2)
+                history.writes.append(Write(key, version, at, at + took, rng.choice(outcomes)))
+                at += rng.uniform(0, 2)
+            if rng.random() < 0.5:
+                history.deletes.append(Delete(key, at, at + rng.uniform(0.01, 1),
+                                              rng.choice(outcomes)))
+        for _ in range(6):
+            clock = rng.uniform(0, 12)
+            names = frozenset(f"obj-{n}" for n in range(12) if rng.random() < 0.5)
+            history.listings.append(Listing("faultline-000", clock,
+                                            clock + rng.uniform(0.01, 1), names))
+        writes, deletes = defaultdict(list), defaultdict(list)
+        for write in history.writes:
+            writes[write.key].append(write)
+        for delete in history.deletes:
+            deletes[delete.key].append(delete)
+        everything = {w.key for w in history.writes}
+        expected = [f for listing in sorted(history.listings, key=lambda lst: lst.start)
+                    for f in _listing_findings(listing, everything, writes, deletes, 0.5)]
+        found = [f for f in check(history, listing_delay_s=0.5)
+                 if f.kind in ("listing_gap", "resurrected")]
+        assert found == expected

@@ -82,6 +82,27 @@ def test_the_history_is_bounded_and_says_what_it_left_out():
     assert log.result(0.0)["left_out"] == 2
 
 
+def test_a_version_read_whose_write_the_full_history_left_out_is_not_unexpected():
+    payloads = PayloadSource(seed=1, min_size=8, max_size=8)
+    log = HistoryLog(payloads, limit=2)
+    log.issued_write(K, 0, 8)
+    log.wrote(K, 0, 0.0, 1.0, True, None)
+    log.issued_write(K, 1, 8)
+    assert log.read(K, 1.5, 1.6, True, None, payloads.content(K[1], 8, 1))  # the 2nd op
+    log.wrote(K, 1, 1.0, 2.0, True, None)  # acknowledged, but the history is full
+    classes = log.result(0.0)["classes"]
+    assert log.left_out == 1
+    assert {kind: c["count"] for kind, c in classes.items() if c["count"]} == {}
+
+
+def test_the_last_change_is_a_write_or_a_delete():
+    log = HistoryLog(PayloadSource(seed=1, min_size=8, max_size=8))
+    assert log.last_change_end() == 0.0
+    log.wrote(K, 0, 0.0, 1.0, True, None)
+    log.deleted(K, 2.0, 3.0, True, None)
+    assert log.last_change_end() == 3.0
+
+
 def test_a_listing_weighs_as_many_operations_as_it_holds_names():
     log = HistoryLog(PayloadSource(seed=1, min_size=8, max_size=8), limit=10)
     log.listed("c", 0.0, 0.1, frozenset(f"o{i}" for i in range(8)))

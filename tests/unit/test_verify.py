@@ -1,9 +1,11 @@
 """The verify phase: every acknowledged object read back; missing, corrupt, unreadable."""
 
 import threading
+import time
 
 import pytest
 
+from loadgen.history_log import HistoryLog
 from loadgen.ledger import Entry
 from loadgen.payload import PayloadSource
 from loadgen.verify import verify
@@ -156,3 +158,49 @@ def test_the_verifies_of_several_drivers_add_up_and_their_classes_too():
             out["consistency"]["drivers"]) == (150, 4, 2)
     # one driver without a history: the run's classes are not checked
     assert "consistency" not in merged([one, {**two, "consistency": None}])
+
+
+def test_a_hung_read_of_a_deleted_object_leaves_the_verify_and_its_checker_whole(payloads):
+    class HangsOnDeleted(MemoryDriver):
+        def read(self, container, name, size, done):
+            if (container, name) in self.objects:
+                super().read(container, name, size, done)  # the deleted one never answers
+
+        def list(self, container, done):
+            names = "\n".join(n for c, n in self.objects if c == container).encode()
+            done(True, len(names), None, names)
+
+    entries, objects = stored(payloads, 2)
+    history = HistoryLog(payloads)
+    for entry in entries:
+        key = (entry.container, entry.name)
+        history.issued_write(key, 0, entry.size)
+        history.wrote(key, 0, 0.0, 0.1, True, None)
+    history.issued_write(("faultline-000", "gone"), 0, 32)
+    history.wrote(("faultline-000", "gone"), 0, 0.0, 0.1, True, None)
+    history.deleted(("faultline-000", "gone"), 0.2, 0.3, True, None)
+    result = verify(HangsOnDeleted(objects), entries, payloads, timeout_s=0.5,
+                    history=history, listing_delay_s=0.0)
+    assert result.ok and result.checked == 2
+    assert result.consistency["listings"] == 1
+    assert all(c["count"] == 0 for c in result.consistency["classes"].values())
+
+
+def test_the_listing_waits_the_delay_after_the_last_delete_too(payloads):
+    class Lists(MemoryDriver):
+        listed_at: list[float] = []
+
+        def list(self, container, done):
+            self.listed_at.append(time.monotonic())
+            done(True, 0, None, b"")
+
+    history = HistoryLog(payloads)
+    key = ("faultline-000", "gone")
+    history.issued_write(key, 0, 32)
+    history.wrote(key, 0, 0.0, 0.1, True, None)
+    deleted = time.monotonic()
+    history.deleted(key, deleted - 0.1, deleted, True, None)
+    driver = Lists({})
+    result = verify(driver, [], payloads, history=history, listing_delay_s=0.5)
+    assert driver.listed_at[0] - deleted >= 0.5
+    assert result.consistency["classes"]["resurrected"]["count"] == 0
