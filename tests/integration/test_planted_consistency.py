@@ -26,7 +26,7 @@ from loadgen.history_log import HistoryLog
 from loadgen.ledger import Entry
 from loadgen.openloop import container_names, listed_names
 from loadgen.payload import PayloadSource
-from loadgen.verify import verify
+from loadgen.verify import LISTING_DELAY_S, verify
 from loadgen.workload import parse_workload
 
 pytestmark = pytest.mark.lab
@@ -131,6 +131,9 @@ def test_an_object_put_back_on_one_replica_after_its_delete_is_resurrected(plant
     ok, error = _call(driver.delete, *key)
     history.deleted(key, begun, time.monotonic(), ok, error)
     assert ok, error
+    # the verify lists no sooner than the listing delay after the last delete: waited out
+    # here, so that its reads come back to back before a replicator pass undoes the plant
+    time.sleep(LISTING_DELAY_S)
     _put_back(node, path, aside, ".ts")
     for _ in range(READS):
         result = verify(driver, [], payloads, history=history)
