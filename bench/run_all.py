@@ -26,6 +26,7 @@ RESULTS = REPO / "bench" / "results"
 # and updaters take half a core) would be noise in the figures of the one measured. P5
 # first: it takes the labs down and up itself.
 BENCHMARKS = [
+    ("P1-s3-wait", "bench.p1_s3_wait", []),  # no lab: a local server (about 7 min)
     ("P6", "bench.p6_service", []),
     ("P5", "bench.p5_lab_startup", []),
     ("lab down swift", None, []),
