@@ -22,7 +22,8 @@ overlaps everything that follows it. The classes:
 - recovered: a write whose outcome was unknown, found later (not a fault of the store:
   what the client could not know);
 - unexpected: a version no write of the object carried, or whose write the store refused
-  (answered as failed: it promised the version would not exist).
+  (answered as failed: it promised the version would not exist); or, when the listings
+  hold only the load's own names, a listed object the load never wrote.
 
 Each finding keeps the time since the acknowledgement it contradicts (None where there is
 none), so a report can say how long a store took to converge.
@@ -93,8 +94,11 @@ class History:
     listings: list[Listing] = field(default_factory=list)
 
 
-def check(history: History, listing_delay_s: float = 0.0) -> list[Finding]:
-    """Every finding of the history, in the order of the observations that show them."""
+def check(history: History, listing_delay_s: float = 0.0,
+          listed_are_ours: bool = False) -> list[Finding]:
+    """Every finding of the history, in the order of the observations that show them.
+    `listed_are_ours`: the listings hold only names the load may have written (its own
+    prefix), so a listed name no operation of the history concerns is "unexpected"."""
     writes: dict[Key, list[Write]] = defaultdict(list)
     for write in history.writes:
         writes[write.key].append(write)
@@ -107,11 +111,19 @@ def check(history: History, listing_delay_s: float = 0.0) -> list[Finding]:
     findings.extend(_recovered(history.reads, writes))
     live = {container: _LiveKeys(keys, writes, deletes)
             for container, keys in _by_container((*writes, *deletes)).items()}
+    unexpected: set[Key] = set()
     for listing in sorted(history.listings, key=lambda listing: listing.start):
         if listing.container in live:
             candidates = live[listing.container].at(listing)
             findings.extend(_listing_findings(listing, candidates, writes, deletes,
                                               listing_delay_s))
+        if listed_are_ours:
+            for name in sorted(listing.names):
+                key = (listing.container, name)
+                if key not in writes and key not in deletes and key not in unexpected:
+                    unexpected.add(key)  # once per object: it was never written
+                    findings.append(Finding("unexpected", key, None,
+                                            "listed, and never written"))
     return findings
 
 

@@ -37,8 +37,13 @@ GONE = ("ENOENT", "404", "404 NoSuchKey")  # not there: RADOS's, Swift's and S3'
 
 
 class HistoryLog:
-    def __init__(self, payloads: PayloadSource, limit: int = MAX_OPERATIONS):
+    def __init__(self, payloads: PayloadSource, limit: int = MAX_OPERATIONS,
+                 prefix: str | None = None):
+        """`prefix`: what every name this load writes begins with (its session's tag). A
+        listing then keeps only such names (others' objects share the containers), and one
+        of them the load never wrote is "unexpected"."""
         self.payloads = payloads
+        self.prefix = prefix
         self.history = History()
         self.limit = limit
         self.left_out = 0
@@ -100,6 +105,8 @@ class HistoryLog:
         return True
 
     def listed(self, container: str, start: float, end: float, names: frozenset[str]) -> None:
+        if self.prefix is not None:
+            names = frozenset(name for name in names if name.startswith(self.prefix))
         with self._lock:
             if self._room(max(1, len(names))):
                 self.history.listings.append(Listing(container, start, end, names))
@@ -162,8 +169,11 @@ class HistoryLog:
             left_out = self.left_out
             issued = {(key, version) for key, versions in self._versions.items()
                       for version in versions}
-        # a version read whose write is not recorded (the bound, or a write still in flight
-        # when the load stopped) was issued all the same: of unknown effect, not unexpected
+            issued_keys = {key: list(versions) for key, versions in self._versions.items()
+                           if versions}
+        # a version read, or a name listed, whose write is not recorded (the bound, or a
+        # write still in flight when the load stopped) was issued all the same: of unknown
+        # effect, not unexpected
         recorded = {(w.key, w.version) for w in history.writes}
         for read in history.reads:
             seen = (read.key, read.version)
@@ -171,7 +181,16 @@ class HistoryLog:
                 history.writes.append(Write(read.key, read.version, -math.inf, math.inf,
                                             UNRECORDED))
                 recorded.add(seen)
-        return {"classes": summary(check(history, listing_delay_s)),
+        known = {key for key, _ in recorded} | {d.key for d in history.deletes}
+        for listing in history.listings:
+            for name in listing.names:
+                key = (listing.container, name)
+                if key not in known and key in issued_keys:
+                    history.writes.append(Write(key, max(issued_keys[key]), -math.inf,
+                                                math.inf, UNRECORDED))
+                    known.add(key)
+        return {"classes": summary(check(history, listing_delay_s,
+                                         listed_are_ours=self.prefix is not None)),
                 "operations": len(history.writes) + len(history.deletes)
                 + len(history.reads) + len(history.listings),
                 "listings": len(history.listings),

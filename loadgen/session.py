@@ -41,7 +41,9 @@ class LoadSession:
         lo, hi = workload.size_range()
         self.payloads = PayloadSource(workload.seed, lo, hi)
         self.ledger = Ledger(workload.seed + 7919 * stream)
-        self.history = HistoryLog(self.payloads)  # what the consistency checker classifies
+        # what the consistency checker classifies; every name this session writes begins
+        # with its tag (prefill and load alike)
+        self.history = HistoryLog(self.payloads, prefix=f"{self.tag}-")
         self.stream = stream
         self.phase_s = phase_s
         self.recorder: SampleRecorder | None = None

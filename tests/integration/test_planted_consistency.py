@@ -144,6 +144,23 @@ def test_an_object_put_back_on_one_replica_after_its_delete_is_resurrected(plant
     assert result.consistency["classes"]["unexpected"]["count"] == 0
 
 
+def test_an_object_of_the_load_s_names_it_never_wrote_is_unexpected(planted):
+    driver, _, payloads, key, *_ = planted
+    history = HistoryLog(payloads, prefix=key[1])  # the load's names: the key's and after
+    _write(driver, history, payloads, key, 0)
+    stray = (key[0], f"{key[1]}-stray")  # behind the load's back
+    ok, error = _call(driver.write, *stray, payloads.content(stray[1], SIZE))
+    assert ok, error
+    try:
+        result = verify(driver, [Entry(*key, SIZE, 0)], payloads, history=history)
+    finally:
+        _call(driver.delete, *stray)
+    unexpected = result.consistency["classes"]["unexpected"]
+    assert unexpected["count"] == 1 and unexpected["examples"] == ["/".join(stray)]
+    assert result.ok and all(result.consistency["classes"][kind]["count"] == 0
+                             for kind in ("lost", "stale", "resurrected", "listing_gap"))
+
+
 def _gaps_after_writes_with_a_container_server_down(driver, history, payloads, container,
                                                    names) -> dict:
     swift_actions.kill_server(server="container", node=CONTAINER_NODE, configuration=CONFIG)

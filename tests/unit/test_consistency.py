@@ -228,3 +228,14 @@ def test_listings_check_only_listed_and_live_keys_and_find_what_checking_all_wou
         found = [f for f in check(history, listing_delay_s=0.5)
                  if f.kind in ("listing_gap", "resurrected")]
         assert found == expected
+
+
+def test_a_listed_object_never_written_is_unexpected_when_the_listings_are_the_load_s_own():
+    history = History(writes=[Write(K, 1, 0.0, 1.0, OK)],
+                      deletes=[Delete(("faultline-000", "obj-3"), 1.0, 2.0, UNKNOWN)],
+                      listings=[Listing("faultline-000", 5.0, 5.1,
+                                        frozenset({"obj-1", "obj-2", "obj-3"})),
+                                Listing("faultline-000", 6.0, 6.1,
+                                        frozenset({"obj-1", "obj-2"}))])  # one object
+    assert kinds(history, listing_delay_s=1.0, listed_are_ours=True) == [("unexpected", None)]
+    assert check(history, listing_delay_s=1.0) == []  # others' objects may be listed too

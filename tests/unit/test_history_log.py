@@ -95,6 +95,19 @@ def test_a_version_read_whose_write_the_full_history_left_out_is_not_unexpected(
     assert {kind: c["count"] for kind, c in classes.items() if c["count"]} == {}
 
 
+def test_a_listing_keeps_the_load_s_names_and_one_it_never_wrote_is_unexpected():
+    payloads = PayloadSource(seed=1, min_size=8, max_size=8)
+    log = HistoryLog(payloads, prefix="r7-ab12cd-")
+    for name in ("r7-ab12cd-0", "r7-ab12cd-1"):
+        log.issued_write(("c", name), 0, 8)
+    log.wrote(("c", "r7-ab12cd-0"), 0, 0.0, 1.0, True, None)  # -1: issued, still in flight
+    log.listed("c", 5.0, 5.1, frozenset({"r7-ab12cd-0", "r7-ab12cd-1", "r7-ab12cd-9",
+                                         "r6-ffffff-0", "other"}))
+    assert log.history.listings[0].names == {"r7-ab12cd-0", "r7-ab12cd-1", "r7-ab12cd-9"}
+    unexpected = log.result(1.0)["classes"]["unexpected"]
+    assert unexpected["count"] == 1 and unexpected["examples"] == ["c/r7-ab12cd-9"]
+
+
 def test_the_last_change_is_a_write_or_a_delete():
     log = HistoryLog(PayloadSource(seed=1, min_size=8, max_size=8))
     assert log.last_change_end() == 0.0
