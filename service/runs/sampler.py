@@ -100,6 +100,8 @@ class SwiftSource:
                 pause = poll_pause(time.monotonic() - started, pause,
                                    self.DISPERSION_MAX_PAUSE_S)
             except ClusterError as exc:  # e.g. the proxy is the fault: no report
+                if self._stop.is_set():  # close() cancelled it: nothing to say
+                    break
                 # said once when the reports stop, not at every retry
                 (log.warning if self._dispersion is not None else log.debug)(
                     f"no Swift dispersion report: {exc}")

@@ -5,11 +5,13 @@ The admin is a stand-in for SwiftAdmin's calls; the lab tests use the real one."
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 
 import pytest
 
+from clusters.exceptions import ClusterError
 from service.runs import sampler as sampler_module
 
 
@@ -81,6 +83,36 @@ def test_a_round_that_began_before_the_moment_does_not_count_and_the_wait_is_bou
     source._admin.release.set()  # it ends; the next round begins after `since`
     assert source.observed_since(since, timeout_s=5)
     assert source._admin.listings[-1] >= since
+
+
+class CancellableAdmin(SlowAdmin):
+    """A report that hangs until cancelled fails as SwiftAdmin's does then."""
+
+    def __init__(self, cluster, timeout):
+        super().__init__(cluster, timeout)
+        self.cancelled = threading.Event()
+
+    def dispersion(self, timeout_s):
+        if self.cancelled.wait(timeout_s):
+            raise ClusterError("swift-dispersion-report: cancelled")
+        return None
+
+    def cancel(self):
+        self.cancelled.set()
+
+
+def test_a_report_cancelled_by_close_is_not_a_warning(monkeypatch, caplog):
+    monkeypatch.setattr(sampler_module, "SwiftAdmin", CancellableAdmin)
+    made = sampler_module.SwiftSource(cluster=None)
+    made._dispersion = object()  # reports were coming: a failure would be said
+    made.connect()
+    deadline = time.monotonic() + 5
+    while not made._admin.listings and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.1)  # the round's report hangs
+    with caplog.at_level(logging.DEBUG, logger=sampler_module.__name__):
+        made.close()
+    assert not [r for r in caplog.records if "dispersion report" in r.getMessage()]
 
 
 def test_ceph_samples_are_fresh_every_time():
