@@ -1,4 +1,4 @@
-"""A workload whose rate is a share of the capacity ("20%"): the run calibrates first when
+"""A workload whose rate is a share of the capacity ("10%"): the run calibrates first when
 no calibration of its shape is recent enough, runs at that share of the knee, records the
 rate it resolved to and the calibration it came from, and the next run reuses it. Which
 calibration applies is checked on PostgreSQL alone."""
@@ -45,7 +45,9 @@ def test_a_share_of_the_capacity_is_calibrated_first_then_reused(ceph_cluster, e
                                                                   make_user):
     with sessions.begin() as session:  # no calibration of lab-ceph is recent enough
         session.execute(delete(Calibration).where(Calibration.cluster == "lab-ceph"))
-    experiment = short_experiment("relative rate", [pause(1)], rate="20%", calibration=QUICK)
+    # 10%: the subject is the calibration's reuse; at 20% (about 400 ops/s) the generator
+    # beside the other test stream on 2 cores once started 7% of its operations late
+    experiment = short_experiment("relative rate", [pause(1)], rate="10%", calibration=QUICK)
 
     first = _run(env, tmp_path, experiment)
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
@@ -60,21 +62,21 @@ def test_a_share_of_the_capacity_is_calibrated_first_then_reused(ceph_cluster, e
         # made on the lab's release and topology, with the knee read from repeats
         assert made.release == ceph_cluster.release and made.topology["osds"] >= 1
         assert made.settings["repeats"] == 2 and spread["median"] == capacity
-    assert run.status == "completed" and run.rate_requested == "20%"
-    assert run.workload["rate"] == round(capacity * 0.2, 1)
+    assert run.status == "completed" and run.rate_requested == "10%"
+    assert run.workload["rate"] == round(capacity * 0.1, 1)
     resolved = next(e.detail for e in run.events if e.kind == "rate_resolved")
     ranged = ({"capacity_range": [spread["min"], spread["max"]],
-               "ops_s_range": [round(spread["min"] * 0.2, 1), round(spread["max"] * 0.2, 1)]}
+               "ops_s_range": [round(spread["min"] * 0.1, 1), round(spread["max"] * 0.1, 1)]}
               if spread["stages"] > 1 else {})
-    assert resolved == {"requested": "20%", "ops_s": run.workload["rate"],
+    assert resolved == {"requested": "10%", "ops_s": run.workload["rate"],
                         "calibration_id": run.calibration_id, "capacity_ops": capacity,
                         "calibrated_now": True, "generator_bound": bound,
                         "knee_bound_ms": knee, **ranged}
-    # the baseline held the resolved rate, not some other one; at 20% it is not judged
+    # the baseline held the resolved rate, not some other one; at 10% it is not judged
     # against the knee (only a rate past the capacity is)
     assert run.figures["validity"]["valid"], run.figures["validity"]
     assert knee > 0 and run.figures["validity"]["measured"]["knee_bound_ms"] is None
-    assert f"{run.workload['rate']} ops/s open loop (20% of the capacity in calibration " \
+    assert f"{run.workload['rate']} ops/s open loop (10% of the capacity in calibration " \
            f"{run.calibration_id})" in first.stdout
 
     second = _run(env, tmp_path, experiment)
@@ -92,7 +94,7 @@ def test_a_share_of_the_capacity_is_calibrated_first_then_reused(ceph_cluster, e
     client = create_app({"DATABASE_URL": database_url, "SECRET_KEY": SECRET}).test_client()
     log_in(client, *make_user("viewer"))
     page = client.get(f"/runs/{run.id}").get_data(as_text=True)
-    assert f"Load: {run.workload['rate']} ops/s open loop (20% of the capacity in" in page
+    assert f"Load: {run.workload['rate']} ops/s open loop (10% of the capacity in" in page
     assert f'<a href="/calibrations/{run.calibration_id}">calibration' in page
 
 
