@@ -24,6 +24,9 @@ from service.store.models import Calibration, Run
 from service.web.app import create_app
 
 QUICK = {"stage_s": 3, "warmup_s": 1, "max_in_flight": 8}  # a calibration in about 20 s
+# the subject is the calibration's reuse; at 20% (about 400 ops/s) the generator beside the
+# other test stream on 2 cores once started 7% of its operations late
+SHARE, FRACTION = "10%", 0.1
 
 
 def _run(env, tmp_path, experiment: dict) -> subprocess.CompletedProcess:
@@ -45,9 +48,7 @@ def test_a_share_of_the_capacity_is_calibrated_first_then_reused(ceph_cluster, e
                                                                   make_user):
     with sessions.begin() as session:  # no calibration of lab-ceph is recent enough
         session.execute(delete(Calibration).where(Calibration.cluster == "lab-ceph"))
-    # 10%: the subject is the calibration's reuse; at 20% (about 400 ops/s) the generator
-    # beside the other test stream on 2 cores once started 7% of its operations late
-    experiment = short_experiment("relative rate", [pause(1)], rate="10%", calibration=QUICK)
+    experiment = short_experiment("relative rate", [pause(1)], rate=SHARE, calibration=QUICK)
 
     first = _run(env, tmp_path, experiment)
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
@@ -62,21 +63,22 @@ def test_a_share_of_the_capacity_is_calibrated_first_then_reused(ceph_cluster, e
         # made on the lab's release and topology, with the knee read from repeats
         assert made.release == ceph_cluster.release and made.topology["osds"] >= 1
         assert made.settings["repeats"] == 2 and spread["median"] == capacity
-    assert run.status == "completed" and run.rate_requested == "10%"
-    assert run.workload["rate"] == round(capacity * 0.1, 1)
+    assert run.status == "completed" and run.rate_requested == SHARE
+    assert run.workload["rate"] == round(capacity * FRACTION, 1)
     resolved = next(e.detail for e in run.events if e.kind == "rate_resolved")
     ranged = ({"capacity_range": [spread["min"], spread["max"]],
-               "ops_s_range": [round(spread["min"] * 0.1, 1), round(spread["max"] * 0.1, 1)]}
+               "ops_s_range": [round(spread["min"] * FRACTION, 1),
+                               round(spread["max"] * FRACTION, 1)]}
               if spread["stages"] > 1 else {})
-    assert resolved == {"requested": "10%", "ops_s": run.workload["rate"],
+    assert resolved == {"requested": SHARE, "ops_s": run.workload["rate"],
                         "calibration_id": run.calibration_id, "capacity_ops": capacity,
                         "calibrated_now": True, "generator_bound": bound,
                         "knee_bound_ms": knee, **ranged}
-    # the baseline held the resolved rate, not some other one; at 10% it is not judged
+    # the baseline held the resolved rate, not some other one; at this share it is not judged
     # against the knee (only a rate past the capacity is)
     assert run.figures["validity"]["valid"], run.figures["validity"]
     assert knee > 0 and run.figures["validity"]["measured"]["knee_bound_ms"] is None
-    assert f"{run.workload['rate']} ops/s open loop (10% of the capacity in calibration " \
+    assert f"{run.workload['rate']} ops/s open loop ({SHARE} of the capacity in calibration " \
            f"{run.calibration_id})" in first.stdout
 
     second = _run(env, tmp_path, experiment)
@@ -94,7 +96,7 @@ def test_a_share_of_the_capacity_is_calibrated_first_then_reused(ceph_cluster, e
     client = create_app({"DATABASE_URL": database_url, "SECRET_KEY": SECRET}).test_client()
     log_in(client, *make_user("viewer"))
     page = client.get(f"/runs/{run.id}").get_data(as_text=True)
-    assert f"Load: {run.workload['rate']} ops/s open loop (10% of the capacity in" in page
+    assert f"Load: {run.workload['rate']} ops/s open loop ({SHARE} of the capacity in" in page
     assert f'<a href="/calibrations/{run.calibration_id}">calibration' in page
 
 

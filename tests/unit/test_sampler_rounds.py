@@ -55,11 +55,16 @@ def source(monkeypatch):
     made.close()
 
 
-def test_a_round_begun_after_the_moment_is_waited_for_and_the_pause_cut_short(source):
+def _first_round_begun(source) -> None:
+    """Wait until the slow loop's first round has listed, and a little more."""
     deadline = time.monotonic() + 5
     while not source._admin.listings and time.monotonic() < deadline:
         time.sleep(0.01)
-    time.sleep(0.1)  # the first round is over: the loop sleeps its 30 s pause
+    time.sleep(0.1)
+
+
+def test_a_round_begun_after_the_moment_is_waited_for_and_the_pause_cut_short(source):
+    _first_round_begun(source)  # and over: the loop sleeps its 30 s pause
     since = time.monotonic()
 
     began = time.monotonic()
@@ -106,10 +111,7 @@ def test_a_report_cancelled_by_close_is_not_a_warning(monkeypatch, caplog):
     made = sampler_module.SwiftSource(cluster=None)
     made._dispersion = object()  # reports were coming: a failure would be said
     made.connect()
-    deadline = time.monotonic() + 5
-    while not made._admin.listings and time.monotonic() < deadline:
-        time.sleep(0.01)
-    time.sleep(0.1)  # the round's report hangs
+    _first_round_begun(made)  # its report hangs
     with caplog.at_level(logging.DEBUG, logger=sampler_module.__name__):
         made.close()
     assert not [r for r in caplog.records if "dispersion report" in r.getMessage()]
